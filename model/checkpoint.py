@@ -1,0 +1,110 @@
+"""Checkpoint folders (DESIGN.md): config.json, model.safetensors, source.model, target.model, card.json,
+train_log.csv. Loading reads tensors with safetensors and JSON with json: nothing is ever unpickled."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from model.config import ModelConfig
+from model.tokenizer import SubwordTokenizer
+from model.transformer import Transformer
+
+CONFIG, WEIGHTS, SOURCE_SPM, TARGET_SPM, CARD, LOG = (
+    "config.json", "model.safetensors", "source.model", "target.model", "card.json", "train_log.csv")
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
+
+
+class CheckpointError(ValueError):
+    """A folder that cannot be opened as a model: the message says why, in plain words."""
+
+
+@dataclass
+class Checkpoint:
+    config: ModelConfig
+    model: Transformer
+    source_tokenizer: SubwordTokenizer
+    target_tokenizer: SubwordTokenizer
+    card: dict[str, Any]
+    path: Path | None = None
+
+
+def is_builtin_checkpoint(folder: Path) -> bool:
+    folder = Path(folder)
+    return (folder / SOURCE_SPM).is_file() or (folder / TARGET_SPM).is_file() or (
+        (folder / CONFIG).is_file() and "src_vocab_size" in (folder / CONFIG).read_text(errors="replace"))
+
+
+def save_checkpoint(folder: Path, model: Transformer, src_tok: SubwordTokenizer, tgt_tok: SubwordTokenizer,
+                    card: dict[str, Any], dtype: torch.dtype = torch.float32) -> None:
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    model.cfg.to_json(folder / CONFIG)
+    tensors = {k: v.detach().to(dtype).contiguous() for k, v in model.state_dict().items()}
+    save_file(tensors, str(folder / WEIGHTS), metadata={"format": "pt"})
+    src_tok.save(folder / SOURCE_SPM)
+    tgt_tok.save(folder / TARGET_SPM)
+    (folder / CARD).write_text(json.dumps(card, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
+def refuse_pickles(folder: Path) -> None:
+    pickles = sorted(p.name for p in folder.iterdir() if p.suffix in PICKLE_SUFFIXES)
+    if pickles and not (folder / WEIGHTS).is_file():
+        raise CheckpointError(
+            f"{folder} holds only pickle weights ({', '.join(pickles)}). Pickle files can run arbitrary code "
+            f"when loaded, so this tool never opens them. Convert the weights to {WEIGHTS} (safetensors).")
+
+
+def load_checkpoint(folder: Path) -> Checkpoint:
+    """Load a built-in checkpoint folder, strictly: every weight present, every shape as the config says."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise CheckpointError(f"{folder} is not a folder")
+    refuse_pickles(folder)
+    for name in (CONFIG, WEIGHTS, SOURCE_SPM, TARGET_SPM):
+        if not (folder / name).is_file():
+            raise CheckpointError(f"{folder} is not a model folder of this project: {name} is missing")
+    try:
+        cfg = ModelConfig.from_json(folder / CONFIG)
+    except ValueError as exc:
+        raise CheckpointError(str(exc)) from exc
+    try:
+        tensors = load_file(str(folder / WEIGHTS))
+    except (SafetensorError, OSError, ValueError, RuntimeError) as exc:
+        raise CheckpointError(f"{folder / WEIGHTS} is corrupt or truncated ({exc})") from exc
+    model = Transformer(cfg)
+    expected = model.state_dict()
+    missing = sorted(set(expected) - set(tensors))
+    unexpected = sorted(set(tensors) - set(expected))
+    if missing or unexpected:
+        raise CheckpointError(f"{folder}: weights do not match config.json (missing {missing[:5]}, "
+                              f"unexpected {unexpected[:5]})")
+    for key, value in tensors.items():
+        if value.shape != expected[key].shape:
+            raise CheckpointError(f"{folder}: weight {key} has shape {tuple(value.shape)} but config.json "
+                                  f"implies {tuple(expected[key].shape)}")
+    model.load_state_dict({k: v.float() for k, v in tensors.items()}, strict=True)
+    model.eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    try:
+        src_tok = SubwordTokenizer.from_file(folder / SOURCE_SPM)
+        tgt_tok = SubwordTokenizer.from_file(folder / TARGET_SPM)
+    except ValueError as exc:
+        raise CheckpointError(str(exc)) from exc
+    if src_tok.vocab_size != cfg.src_vocab_size or tgt_tok.vocab_size != cfg.tgt_vocab_size:
+        raise CheckpointError(f"{folder}: tokenizer vocabularies ({src_tok.vocab_size}, {tgt_tok.vocab_size}) "
+                              f"disagree with config.json ({cfg.src_vocab_size}, {cfg.tgt_vocab_size})")
+    card = {}
+    if (folder / CARD).is_file():
+        try:
+            card = json.loads((folder / CARD).read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise CheckpointError(f"{folder / CARD} is not valid JSON ({exc})") from exc
+    return Checkpoint(cfg, model, src_tok, tgt_tok, card, folder)

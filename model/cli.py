@@ -1,0 +1,79 @@
+"""`python -m model <command>`: train, trace, eval, align, probe (DESIGN.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from model.checkpoint import CheckpointError
+from model.engine import DecodeOptions, ModelInputError
+
+
+def _add_model(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", required=True, help="checkpoint folder (ours) or Hugging Face model folder / hub id")
+    p.add_argument("--allow-hub", action="store_true", help="allow downloading a hub id (needs the network)")
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    from model.loader import load_engine
+
+    engine = load_engine(args.model, allow_hub=args.allow_hub)
+    options = DecodeOptions(mode="teacher_forced" if args.target else args.decode, causal=not args.no_causal_mask,
+                            shift=not args.no_shift, beam_size=args.beam, temperature=args.temperature,
+                            top_k=args.top_k, seed=args.seed, max_len=args.max_len)
+    trace = engine.trace(args.text, target=args.target, options=options)
+    trace.save(Path(args.out))
+    for w in trace.options.get("warnings", []):
+        print(f"warning: {w}", file=sys.stderr)
+    print(f"wrote {args.out}: {trace.n} source tokens, {trace.m} decoder rows -> "
+          f"{' '.join(trace.target_tokens)}", file=sys.stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m model", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("trace", help="one decoding run written as a Trace (.json or .npz)")
+    _add_model(p)
+    p.add_argument("--text", required=True)
+    p.add_argument("--target", help="reference target: one teacher-forced pass instead of decoding")
+    p.add_argument("--decode", choices=("greedy", "beam", "sample"), default="greedy")
+    p.add_argument("--beam", type=int, default=4)
+    p.add_argument("--temperature", type=float, default=1.0)
+    p.add_argument("--top-k", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-len", type=int)
+    p.add_argument("--no-causal-mask", action="store_true")
+    p.add_argument("--no-shift", action="store_true")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=cmd_trace)
+
+    for extra in _extra_commands():
+        extra(sub)
+    return parser
+
+
+def _extra_commands():
+    """Commands that live in their own modules register themselves here."""
+    from model import cli_commands
+
+    return cli_commands.REGISTRY
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (CheckpointError, ModelInputError, ValueError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def print_json(obj: object) -> None:
+    print(json.dumps(obj, ensure_ascii=False))

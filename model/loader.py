@@ -1,0 +1,33 @@
+"""Open any model folder as an Engine: this project's checkpoints, or a Hugging Face seq2seq model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from model.checkpoint import CheckpointError, is_builtin_checkpoint, refuse_pickles
+from model.engine import Engine
+
+
+def load_engine(spec: str | Path, allow_hub: bool = False) -> Engine:
+    """spec: a folder, or (with allow_hub) a Hugging Face hub id. Raises CheckpointError with a plain message."""
+    path = Path(spec)
+    if path.is_dir():
+        if not any(path.iterdir()):
+            raise CheckpointError(f"{path} is an empty folder, not a model")
+        refuse_pickles(path)
+        if is_builtin_checkpoint(path):
+            from model.builtin import BuiltinEngine
+
+            return BuiltinEngine.load(path)
+        if (path / "config.json").is_file():
+            from model.hf_engine import HFEngine
+
+            return HFEngine.load(str(path))
+        raise CheckpointError(f"{path} is not a model folder: it has no config.json")
+    if path.exists():
+        raise CheckpointError(f"{path} is a file; a model is a folder")
+    if allow_hub and "/" in str(spec) and not str(spec).startswith((".", "/")):
+        from model.hf_engine import HFEngine
+
+        return HFEngine.load(str(spec))
+    raise CheckpointError(f"{spec}: no such model folder")

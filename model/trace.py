@@ -1,0 +1,191 @@
+"""The Trace: everything one decoding run computed, the only thing that crosses from models to the rest.
+
+Schema: shared/docs/DESIGN.md. Attention arrays are float32, shaped (layers, heads, queries, keys).
+JSON and NPZ writers and readers round-trip; readers validate shapes against tokens and say what is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+VERSION = 1
+KINDS = ("encoder_self_attention", "decoder_self_attention", "cross_attention")
+MODES = ("greedy", "beam", "sample", "teacher_forced")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One decoder row: the token chosen (or, in teacher forcing, the model's top prediction)."""
+
+    token: str
+    id: int
+    prob: float
+    top_k: tuple[tuple[str, float], ...]
+    extra: dict[str, Any] = field(default_factory=dict)  # e.g. target_prob in teacher forcing
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {"token": self.token, "id": int(self.id), "prob": float(self.prob),
+             "top_k": [{"token": t, "prob": float(p)} for t, p in self.top_k]}
+        d.update(self.extra)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Step:
+        extra = {k: v for k, v in d.items() if k not in ("token", "id", "prob", "top_k")}
+        return cls(str(d["token"]), int(d["id"]), float(d["prob"]),
+                   tuple((str(t["token"]), float(t["prob"])) for t in d["top_k"]), extra)
+
+
+@dataclass(frozen=True)
+class Trace:
+    model: dict[str, Any]
+    options: dict[str, Any]
+    source_tokens: tuple[str, ...]
+    decoder_input_tokens: tuple[str, ...]
+    target_tokens: tuple[str, ...]
+    encoder_self_attention: np.ndarray  # (L_enc, h, n, n)
+    decoder_self_attention: np.ndarray  # (L_dec, h, m, m)
+    cross_attention: np.ndarray  # (L_dec, h, m, n)
+    steps: tuple[Step, ...]
+    beams: tuple[Trace, ...] = ()  # beam mode: every final hypothesis, best first, each with its attention
+    beam_steps: tuple[tuple[dict[str, Any], ...], ...] = ()  # beam mode: the live beams after each step
+    version: int = VERSION
+
+    def __post_init__(self) -> None:
+        validate(self)
+
+    @property
+    def n(self) -> int:
+        return len(self.source_tokens)
+
+    @property
+    def m(self) -> int:
+        return len(self.target_tokens)
+
+    def decoder_mask(self) -> np.ndarray:
+        """(m, m) bool, True where a decoder query was allowed to attend a key (what the mask allowed,
+        as opposed to a weight that merely came out as zero)."""
+        m = self.m
+        if self.options.get("causal", True) or self.options.get("mode") != "teacher_forced":
+            return np.tril(np.ones((m, m), dtype=bool))
+        return np.ones((m, m), dtype=bool)
+
+    # ---- JSON -------------------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "version": self.version, "model": self.model, "options": self.options,
+            "source_tokens": list(self.source_tokens),
+            "decoder_input_tokens": list(self.decoder_input_tokens),
+            "target_tokens": list(self.target_tokens),
+        }
+        for kind in KINDS:
+            d[kind] = getattr(self, kind).tolist()
+        d["steps"] = [s.to_dict() for s in self.steps]
+        if self.beams:
+            d["beams"] = [b.to_dict() for b in self.beams]
+            d["beam_steps"] = [list(s) for s in self.beam_steps]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Trace:
+        if not isinstance(d, dict):
+            raise ValueError("trace: expected a JSON object")
+        missing = [k for k in ("model", "options", "source_tokens", "decoder_input_tokens", "target_tokens",
+                               *KINDS, "steps") if k not in d]
+        if missing:
+            raise ValueError(f"trace: missing keys {missing}")
+        if d.get("version", VERSION) != VERSION:
+            raise ValueError(f"trace: unsupported version {d.get('version')!r} (this reader knows {VERSION})")
+        try:
+            arrays = {k: np.asarray(d[k], dtype=np.float32) for k in KINDS}
+            return cls(model=dict(d["model"]), options=dict(d["options"]),
+                       source_tokens=tuple(str(t) for t in d["source_tokens"]),
+                       decoder_input_tokens=tuple(str(t) for t in d["decoder_input_tokens"]),
+                       target_tokens=tuple(str(t) for t in d["target_tokens"]),
+                       steps=tuple(Step.from_dict(s) for s in d["steps"]),
+                       beams=tuple(cls.from_dict(b) for b in d.get("beams", [])),
+                       beam_steps=tuple(tuple(s) for s in d.get("beam_steps", [])), **arrays)
+        except (TypeError, KeyError, ValueError) as exc:
+            raise ValueError(f"trace: malformed ({exc})") from exc
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
+    # ---- NPZ: arrays as arrays, everything else as one JSON string -----------------------------------------
+    def to_npz_dict(self) -> dict[str, np.ndarray]:
+        meta = self.to_dict()
+        for kind in KINDS:
+            meta.pop(kind)
+        out = {kind: getattr(self, kind) for kind in KINDS}
+        for i, b in enumerate(self.beams):
+            for kind in KINDS:
+                out[f"beam{i}_{kind}"] = getattr(b, kind)
+            for kind in KINDS:
+                meta["beams"][i].pop(kind)
+        out["meta"] = np.array(json.dumps(meta, ensure_ascii=False))
+        return out
+
+    @classmethod
+    def from_npz_dict(cls, z: Any) -> Trace:
+        try:
+            meta = json.loads(str(z["meta"]))
+            for kind in KINDS:
+                meta[kind] = z[kind]
+            for i, b in enumerate(meta.get("beams", [])):
+                for kind in KINDS:
+                    b[kind] = z[f"beam{i}_{kind}"]
+        except (KeyError, ValueError) as exc:
+            raise ValueError(f"trace: malformed NPZ ({exc})") from exc
+        return cls.from_dict(meta)
+
+    def save(self, path: Path) -> None:
+        path = Path(path)
+        if path.suffix == ".json":
+            path.write_text(self.to_json())
+        elif path.suffix == ".npz":
+            np.savez_compressed(path, **self.to_npz_dict())
+        else:
+            raise ValueError(f"{path}: a trace is written as .json or .npz")
+
+    @classmethod
+    def load(cls, path: Path) -> Trace:
+        path = Path(path)
+        if path.suffix == ".json":
+            try:
+                return cls.from_dict(json.loads(path.read_text()))
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}: not valid JSON ({exc})") from exc
+        if path.suffix == ".npz":
+            try:
+                with np.load(path, allow_pickle=False) as z:
+                    return cls.from_npz_dict(z)
+            except (OSError, ValueError) as exc:
+                raise ValueError(f"{path}: not a readable trace NPZ ({exc})") from exc
+        raise ValueError(f"{path}: a trace is read from .json or .npz")
+
+
+def validate(t: Trace) -> None:
+    """Check shapes against tokens (the bertviz lesson: say exactly what disagrees)."""
+    n, m = len(t.source_tokens), len(t.target_tokens)
+    if len(t.decoder_input_tokens) != m:
+        raise ValueError(f"trace: {len(t.decoder_input_tokens)} decoder input tokens but {m} target tokens")
+    if len(t.steps) != m:
+        raise ValueError(f"trace: {len(t.steps)} steps but {m} target tokens")
+    expected = {"encoder_self_attention": (n, n), "decoder_self_attention": (m, m), "cross_attention": (m, n)}
+    heads = None
+    for kind, (q, k) in expected.items():
+        a = getattr(t, kind)
+        if not isinstance(a, np.ndarray) or a.ndim != 4:
+            raise ValueError(f"trace: {kind} must be a 4-d array (layers, heads, queries, keys)")
+        if a.shape[2:] != (q, k):
+            raise ValueError(f"trace: {kind} has queries x keys {a.shape[2:]} but the tokens give {(q, k)}")
+        if heads is not None and a.shape[1] != heads:
+            raise ValueError(f"trace: {kind} has {a.shape[1]} heads, other kinds have {heads}")
+        heads = a.shape[1]
+    if t.decoder_self_attention.shape[0] != t.cross_attention.shape[0]:
+        raise ValueError("trace: decoder self-attention and cross-attention have different layer counts")
