@@ -75,6 +75,10 @@ class BuiltinEngine(Engine):
         named = [[{"tokens": [self.piece(i) for i in b["tokens"]], "score": b["score"]} for b in s] for s in steps]
         return runs, named
 
+    def teacher_forced_logits(self, srcs, labels, causal, shift):
+        runs = teacher_forced_batch(self.model, srcs, labels, causal, shift, need_weights=False)
+        return [r.logits for r in runs]
+
     @torch.no_grad()
     def translate_batch(self, sources: list[str], max_len: int | None = None) -> list[str]:
         srcs = [self.encode_source(s)[0][: self.max_source_tokens] for s in sources]

@@ -51,16 +51,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_trace)
 
-    for extra in _extra_commands():
-        extra(sub)
+    from model.commands import REGISTRY
+
+    for register in REGISTRY:
+        register(sub)
     return parser
-
-
-def _extra_commands():
-    """Commands that live in their own modules register themselves here."""
-    from model import cli_commands
-
-    return cli_commands.REGISTRY
 
 
 def main(argv: list[str] | None = None) -> int:

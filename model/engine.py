@@ -113,6 +113,11 @@ class Engine(ABC):
     def special_ids(self) -> set[int]:
         return set()
 
+    def teacher_forced_logits(self, srcs: list[list[int]], labels: list[list[int]], causal: bool,
+                              shift: bool) -> list[np.ndarray]:
+        """Logits (m, V) of teacher forcing for each pair; engines may batch this."""
+        return [self.run_teacher_forced(s, lab, causal, shift).logits for s, lab in zip(srcs, labels)]
+
     def model_info(self) -> dict[str, Any]:
         return {"name": self.name, "family": self.family, "encoder_layers": self.n_encoder_layers,
                 "decoder_layers": self.n_decoder_layers, "heads": self.n_heads}

@@ -1,0 +1,43 @@
+"""`python -m model eval`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def run(args: argparse.Namespace) -> int:
+    from model.corpora import read_tsv
+    from model.evaluate import evaluate
+    from model.loader import load_engine
+
+    engine = load_engine(args.model, allow_hub=args.allow_hub)
+    rows = read_tsv(Path(args.data))
+    if not rows:
+        raise ValueError(f"{args.data}: no sentence pairs")
+    # Teacher forcing in the setting the model was trained with (its card), unless told otherwise.
+    causal = engine.card.get("trained_causal", True) if args.causal is None else args.causal == "on"
+    shift = engine.card.get("trained_shift", True) if args.shift is None else args.shift == "on"
+    result = evaluate(engine, [r.source for r in rows], [r.target for r in rows], causal, shift,
+                      progress=not args.json)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for k, v in result.items():
+            print(f"{k:26s} {v:.4f}" if isinstance(v, float) else f"{k:26s} {v}")
+        print(f"(teacher forcing with causal mask {'on' if causal else 'off'}, shift {'on' if shift else 'off'})",
+              file=sys.stderr)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("eval", help="exact match, chrF, BLEU, teacher-forced accuracy and loss")
+    p.add_argument("--model", required=True)
+    p.add_argument("--allow-hub", action="store_true")
+    p.add_argument("--data", required=True)
+    p.add_argument("--causal", choices=("on", "off"), help="teacher-forcing mask (default: as trained)")
+    p.add_argument("--shift", choices=("on", "off"), help="teacher-forcing shift (default: as trained)")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.set_defaults(func=run)

@@ -1,0 +1,59 @@
+"""`python -m model train`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def load_rows(args: argparse.Namespace) -> tuple[dict, dict]:
+    """The splits to train on, and what the card should say about them."""
+    if args.data:
+        from model.corpora import read_tsv
+        from model.train import split_examples
+
+        rows = [(e.source, e.target) for e in read_tsv(Path(args.data))]
+        return split_examples(rows, args.seed), {"pair": Path(args.data).stem, "data": str(args.data)}
+    from model.corpora import generate
+
+    splits = generate(args.pair, seed=args.corpus_seed)
+    return ({k: [(e.source, e.target) for e in v] for k, v in splits.items()},
+            {"pair": args.pair, "corpus_seed": args.corpus_seed})
+
+
+def run(args: argparse.Namespace) -> int:
+    from model.train import TrainConfig, train
+
+    tc = TrainConfig(variant=args.variant, steps=args.steps, batch_size=args.batch_size, lr=args.lr,
+                     seed=args.seed, eval_every=args.eval_every, d_model=args.d_model, n_heads=args.heads,
+                     n_encoder_layers=args.layers, n_decoder_layers=args.layers, d_ff=4 * args.d_model,
+                     dtype=args.dtype, vocab_size=args.vocab_size)
+    splits, meta = load_rows(args)
+    card = train(splits, Path(args.out), tc, meta, progress=not args.quiet)
+    print(json.dumps({"out": args.out, "test_metrics": card["test_metrics"], "train_seconds": card["train_seconds"]}),
+          file=sys.stderr)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("train", help="train a model and write a checkpoint folder")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--pair", choices=("en-fr", "de-en"), help="a built-in generated corpus")
+    src.add_argument("--data", help="your own parallel data: source<TAB>target[<TAB>gold] per line")
+    p.add_argument("--variant", choices=("healthy", "no-causal-mask", "no-shift"), default="healthy")
+    p.add_argument("--out", required=True)
+    p.add_argument("--steps", type=int, default=6000)
+    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--lr", type=float, default=1e-3)
+    p.add_argument("--eval-every", type=int, default=500)
+    p.add_argument("--d-model", type=int, default=128)
+    p.add_argument("--heads", type=int, default=4)
+    p.add_argument("--layers", type=int, default=3)
+    p.add_argument("--vocab-size", type=int, default=1000)
+    p.add_argument("--dtype", choices=("float16", "float32"), default="float16")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--corpus-seed", type=int, default=0)
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)

@@ -1,0 +1,202 @@
+"""Training: a built-in pair or a user's TSV, in one of three variants (healthy, no-causal-mask, no-shift).
+
+The two broken variants reproduce the silent bugs of the references: trained without the decoder's causal
+mask, or with the target not shifted right, the model scores near-perfectly under teacher forcing, because
+it can read the answer, and collapses when it has to generate.
+"""
+
+from __future__ import annotations
+
+import csv
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+from tqdm import tqdm
+
+from model.builtin import BuiltinEngine
+from model.checkpoint import LOG, load_checkpoint, save_checkpoint
+from model.config import ModelConfig
+from model.decoding import decoder_inputs, pad_batch
+from model.evaluate import evaluate
+from model.masks import decoder_self_mask
+from model.tokenizer import train_tokenizer
+from model.transformer import Transformer
+
+VARIANTS = {"healthy": (True, True), "no-causal-mask": (False, True), "no-shift": (True, False)}
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    variant: str = "healthy"
+    steps: int = 6000
+    batch_size: int = 64
+    lr: float = 1e-3
+    warmup: int = 400
+    label_smoothing: float = 0.1
+    eval_every: int = 500
+    em_sample: int = 200
+    seed: int = 0
+    vocab_size: int = 1000
+    d_model: int = 128
+    n_heads: int = 4
+    n_encoder_layers: int = 3
+    n_decoder_layers: int = 3
+    d_ff: int = 512
+    dropout: float = 0.1
+    max_positions: int = 256
+    dtype: str = "float16"
+
+    def __post_init__(self) -> None:
+        if self.variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {sorted(VARIANTS)}, got {self.variant!r}")
+        if self.steps < 1 or self.batch_size < 1:
+            raise ValueError("steps and batch_size must be positive")
+        if self.dtype not in ("float16", "float32"):
+            raise ValueError("dtype must be float16 or float32")
+
+
+def split_examples(rows: list[tuple[str, str]], seed: int) -> dict[str, list[tuple[str, str]]]:
+    """A user's TSV: 90 / 5 / 5 train / valid / test, deterministic for the seed."""
+    rows = list(rows)
+    random.Random(seed).shuffle(rows)
+    k = max(1, len(rows) // 20)
+    if len(rows) < 3:
+        raise ValueError(f"need at least 3 sentence pairs to train, got {len(rows)}")
+    return {"valid": rows[:k], "test": rows[k:2 * k], "train": rows[2 * k:]}
+
+
+def _lr_at(step: int, tc: TrainConfig) -> float:
+    """Linear warm-up, then linear decay to 10% of the peak."""
+    if step < tc.warmup:
+        return tc.lr * (step + 1) / tc.warmup
+    frac = (step - tc.warmup) / max(1, tc.steps - tc.warmup)
+    return tc.lr * (1.0 - 0.9 * frac)
+
+
+def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, meta: dict[str, Any],
+          progress: bool = True) -> dict[str, Any]:
+    """Train, write the checkpoint folder (weights, tokenizers, card, CSV log) and return the card."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(tc.seed)
+    rng = random.Random(tc.seed)
+    causal, shift = VARIANTS[tc.variant]
+    train_rows, valid_rows = splits["train"], splits["valid"]
+    src_tok = train_tokenizer([s for s, _ in train_rows], tc.vocab_size)
+    tgt_tok = train_tokenizer([t for _, t in train_rows], tc.vocab_size)
+    cfg = ModelConfig(src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size, d_model=tc.d_model,
+                      n_heads=tc.n_heads, n_encoder_layers=tc.n_encoder_layers, n_decoder_layers=tc.n_decoder_layers,
+                      d_ff=tc.d_ff, dropout=tc.dropout, max_positions=tc.max_positions)
+    limit = cfg.max_positions - 1
+
+    def encode(rows):
+        return ([[*src_tok.encode(s).ids[:limit], cfg.eos_id] for s, _ in rows],
+                [[*tgt_tok.encode(t).ids[:limit], cfg.eos_id] for _, t in rows])
+
+    train_src, train_lab = encode(train_rows)
+    valid_src, valid_lab = encode(valid_rows[:500])
+    model = Transformer(cfg)
+    n_params = sum(p.numel() for p in model.parameters())
+    opt = torch.optim.AdamW(model.parameters(), lr=tc.lr, betas=(0.9, 0.98), eps=1e-9, weight_decay=0.01)
+    loss_fn = nn.CrossEntropyLoss(ignore_index=cfg.pad_id, label_smoothing=tc.label_smoothing)
+    eval_loss_fn = nn.CrossEntropyLoss(ignore_index=cfg.pad_id, reduction="sum")
+
+    def batch_loss(srcs, labs, fn, train_mode):
+        src, src_keep = pad_batch(srcs, cfg.pad_id)
+        dec_in, _ = pad_batch([decoder_inputs(lab, cfg, shift) for lab in labs], cfg.pad_id)
+        lab_t, _ = pad_batch(labs, cfg.pad_id)
+        lengths = torch.tensor([len(lab) for lab in labs])
+        tgt_keep = torch.arange(dec_in.shape[1])[None, :] < lengths[:, None]
+        enc = model.encode(src, src_keep, need_weights=False)
+        logits = model.decode(dec_in, enc, decoder_self_mask(tgt_keep, causal), need_weights=False).logits
+        return fn(logits.reshape(-1, logits.shape[-1]), lab_t.reshape(-1)), logits, lab_t
+
+    log_rows: list[dict[str, Any]] = []
+    log_path = out / LOG
+    t0 = time.perf_counter()
+    bar = tqdm(range(tc.steps), desc=f"train {meta.get('pair', 'data')} {tc.variant}", disable=not progress)
+    running = None
+    order = list(range(len(train_src)))
+    rng.shuffle(order)
+    cursor = 0
+    for step in bar:
+        model.train()
+        if cursor + tc.batch_size > len(order):
+            rng.shuffle(order)
+            cursor = 0
+        idx = order[cursor:cursor + tc.batch_size]
+        cursor += tc.batch_size
+        for g in opt.param_groups:
+            g["lr"] = _lr_at(step, tc)
+        loss, _, _ = batch_loss([train_src[i] for i in idx], [train_lab[i] for i in idx], loss_fn, True)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        running = loss.item() if running is None else 0.95 * running + 0.05 * loss.item()
+        last = step + 1 == tc.steps
+        if (step + 1) % 50 == 0 or last:
+            bar.set_postfix(loss=f"{running:.3f}")
+        if (step + 1) % tc.eval_every == 0 or last:
+            row = {"step": step + 1, "train_loss": round(running, 5), "seconds": round(time.perf_counter() - t0, 1)}
+            row.update(_validate(model, valid_src, valid_lab, batch_loss, eval_loss_fn, cfg))
+            row["valid_exact_match"] = _exact_match(model, src_tok, tgt_tok, valid_rows[: tc.em_sample], cfg)
+            log_rows.append(row)
+            _write_log(log_path, log_rows)
+            bar.write(f"step {row['step']}: train loss {row['train_loss']:.3f}, valid tf-acc "
+                      f"{row['valid_tf_accuracy']:.4f}, valid exact match {row['valid_exact_match']:.3f}")
+    seconds = time.perf_counter() - t0
+    model.eval()
+    card = {**meta, "variant": tc.variant, "trained_causal": causal, "trained_shift": shift, "steps": tc.steps,
+            "train_seconds": round(seconds, 1), "parameters": n_params, "seed": tc.seed,
+            "train_config": {k: getattr(tc, k) for k in tc.__dataclass_fields__},
+            "train_pairs": len(train_rows), "valid_pairs": len(valid_rows), "test_pairs": len(splits["test"])}
+    dtype = torch.float16 if tc.dtype == "float16" else torch.float32
+    save_checkpoint(out, model, src_tok, tgt_tok, card, dtype=dtype)
+    # Metrics are measured on the checkpoint as saved (and reloaded), not on the in-memory weights.
+    engine = BuiltinEngine(load_checkpoint(out))
+    test = splits["test"]
+    metrics = evaluate(engine, [s for s, _ in test], [t for _, t in test], causal, shift, progress=progress)
+    valid = valid_rows[:1000]
+    valid_metrics = evaluate(engine, [s for s, _ in valid], [t for _, t in valid], causal, shift, progress=progress)
+    card["test_metrics"] = {k: round(v, 5) if isinstance(v, float) else v for k, v in metrics.items()}
+    card["valid_metrics"] = {k: round(v, 5) if isinstance(v, float) else v for k, v in valid_metrics.items()}
+    save_checkpoint(out, model, src_tok, tgt_tok, card, dtype=dtype)
+    return card
+
+
+@torch.no_grad()
+def _validate(model, srcs, labs, batch_loss, loss_fn, cfg) -> dict[str, float]:
+    model.eval()
+    total_loss, correct, count = 0.0, 0, 0
+    for i in range(0, len(srcs), 128):
+        loss, logits, lab_t = batch_loss(srcs[i:i + 128], labs[i:i + 128], loss_fn, False)
+        keep = lab_t != cfg.pad_id
+        total_loss += loss.item()
+        correct += int(((logits.argmax(-1) == lab_t) & keep).sum())
+        count += int(keep.sum())
+    return {"valid_tf_loss": round(total_loss / count, 5), "valid_tf_accuracy": round(correct / count, 5)}
+
+
+@torch.no_grad()
+def _exact_match(model, src_tok, tgt_tok, rows, cfg) -> float:
+    from model.checkpoint import Checkpoint
+
+    model.eval()
+    engine = BuiltinEngine(Checkpoint(cfg, model, src_tok, tgt_tok, {}))
+    hyps = []
+    for i in range(0, len(rows), 64):
+        hyps.extend(engine.translate_batch([s for s, _ in rows[i:i + 64]]))
+    return round(sum(" ".join(h.split()) == " ".join(t.split()) for h, (_, t) in zip(hyps, rows)) / len(rows), 4)
+
+
+def _write_log(path: Path, rows: list[dict[str, Any]]) -> None:
+    with open(path, "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
