@@ -1,0 +1,58 @@
+"""English realisation (source of en-fr, target of de-en)."""
+
+from __future__ import annotations
+
+from .lexicon import TENSE_INDEX, VERBS
+from .structure import NP, Clause, Relative
+from .tokens import PERIOD, Tok
+
+
+def noun_phrase(np: NP) -> list[Tok]:
+    words = [Tok(a, ((id(np), "adj", a),)) for a in np.adjs] + [Tok(np.noun, ((id(np), "noun"),))]
+    det = np.det
+    if det == "a" and words[0].text[0] in "aeiou":
+        det = "an"
+    tokens = [Tok(det, ((id(np), "det"),)), *words]
+    if np.of is not None:
+        tokens += [Tok("of", ((id(np.of), "of"),)), *noun_phrase(np.of)]
+    return tokens
+
+
+def verb_group(verb: str, tense: str, negated: bool, key: int) -> list[Tok]:
+    """`sleeps`, `does not sleep`, `did not sleep`, `will sleep`, `will not sleep`."""
+    forms = VERBS[verb].en
+    lex, aux, neg = (key, "lex"), (key, "aux"), (key, "neg")
+    if tense == "future":
+        head = [Tok("will", (aux,))]
+    elif negated:
+        head = [Tok("does" if tense == "present" else "did", (aux,))]
+    else:
+        return [Tok(forms[TENSE_INDEX[tense]], (lex,))]
+    if negated:
+        head.append(Tok("not", (neg,)))
+    return [*head, Tok(forms[2], (lex,))]
+
+
+def relative(rel: Relative) -> list[Tok]:
+    that = Tok("that", ((id(rel), "rel"),))
+    verb = verb_group(rel.verb, rel.tense, False, id(rel))
+    other = noun_phrase(rel.other) if rel.other is not None else []
+    return [that, *other, *verb] if rel.kind == "object" else [that, *verb, *other]
+
+
+def clause(c: Clause) -> list[Tok]:
+    tokens = noun_phrase(c.subject)
+    if c.relative is not None:
+        tokens += relative(c.relative)
+    tokens += verb_group(c.verb, c.tense, c.negated, id(c))
+    if c.obj is not None:
+        tokens += noun_phrase(c.obj)
+    if c.place is not None:
+        tokens += [Tok(c.place.prep, ((id(c.place), "prep"),)), *noun_phrase(c.place.np)]
+    if c.because is not None:
+        tokens += [Tok("because", ((id(c.because), "because"),)), *clause(c.because)]
+    return tokens
+
+
+def realise(c: Clause) -> list[Tok]:
+    return [*clause(c), Tok(".", (PERIOD,))]

@@ -1,0 +1,97 @@
+"""French realisation (target of en-fr): gender agreement, adjective position, elision as its own token
+(`l' oiseau`, `s' assit`, `qu' un`), `vieil` / `bel` before a vowel, `du` / `de la` / `de l'` / `d' un`,
+`ne ... pas` (`n' aime pas`, `pas d' oiseau` for a negated indefinite object)."""
+
+from __future__ import annotations
+
+from .lexicon import ADJECTIVES, PREPOSITIONS, TENSE_INDEX, VERBS, starts_with_vowel
+from .structure import NP, Clause, Relative, has_river, noun_entry
+from .tokens import PERIOD, Concept, Tok
+
+
+def _adjective(adj: str, gender: str, next_word: str) -> str:
+    entry = ADJECTIVES[adj]
+    if gender == "f":
+        return entry.fr_f
+    if entry.fr_m_vowel and starts_with_vowel(next_word):
+        return entry.fr_m_vowel
+    return entry.fr_m
+
+
+def noun_phrase(np: NP, river: bool, *, de: Concept | None = None, negative: bool = False) -> list[Tok]:
+    """`de` (the concept of `of` or `près de`) puts `de` in front and contracts `de le` -> `du`;
+    `negative` turns an indefinite article into `de` / `d'` (`ne vit pas d' oiseau`)."""
+    noun = noun_entry(np.noun, river)
+    gender = noun.fr_gender
+    det = (id(np), "det")
+    before = [a for a in np.adjs if ADJECTIVES[a].fr_before]
+    after = [a for a in np.adjs if not ADJECTIVES[a].fr_before]
+    head = [Tok(_adjective(a, gender, noun.fr), ((id(np), "adj", a),)) for a in before]
+    head.append(Tok(noun.fr, ((id(np), "noun"),)))
+    head += [Tok(_adjective(a, gender, ""), ((id(np), "adj", a),)) for a in after]
+    vowel = starts_with_vowel(head[0].text)
+    if np.det == "the":
+        article = "l'" if vowel else ("le" if gender == "m" else "la")
+    elif negative:
+        article = "d'" if vowel else "de"
+    else:
+        article = "un" if gender == "m" else "une"
+    if de is None:
+        tokens = [Tok(article, (det,))]
+    elif article == "le":
+        # `du` is the article with the preposition absorbed (corpus-spec.md, contractions).
+        tokens = [Tok("du", (det,), (de,))]
+    else:
+        tokens = [Tok("d'" if starts_with_vowel(article) else "de", (de,)), Tok(article, (det,))]
+    tokens += head
+    if np.of is not None:
+        tokens += noun_phrase(np.of, river, de=(id(np.of), "of"))
+    return tokens
+
+
+def verb_group(verb: str, tense: str, negated: bool, key: int) -> list[Tok]:
+    """`dort`, `ne dort pas`, `n' aime pas`, `s' assit`, `ne s' assiéra pas`. The verb is sure to an
+    English `will`, possible to `does` / `did` (corpus-spec.md, negation)."""
+    entry = VERBS[verb]
+    lex, aux, neg = (key, "lex"), (key, "aux"), (key, "neg")
+    form = entry.fr[TENSE_INDEX[tense]]
+    main = Tok(form, (lex, aux)) if tense == "future" else Tok(form, (lex,), (aux,))
+    core = [Tok("s'", (), (lex,)), main] if entry.reflexive else [main]
+    if not negated:
+        return core
+    ne = "n'" if starts_with_vowel(core[0].text) else "ne"
+    return [Tok(ne, (neg,)), *core, Tok("pas", (neg,))]
+
+
+def relative(rel: Relative, river: bool) -> list[Tok]:
+    key = (id(rel), "rel")
+    verb = verb_group(rel.verb, rel.tense, False, id(rel))
+    other = noun_phrase(rel.other, river) if rel.other is not None else []
+    if rel.kind == "subject":
+        return [Tok("qui", (key,)), *verb, *other]
+    rest = [*other, *verb]
+    return [Tok("qu'" if starts_with_vowel(rest[0].text) else "que", (key,)), *rest]
+
+
+def clause(c: Clause, river: bool) -> list[Tok]:
+    tokens = noun_phrase(c.subject, river)
+    if c.relative is not None:
+        tokens += relative(c.relative, river)
+    tokens += verb_group(c.verb, c.tense, c.negated, id(c))
+    if c.obj is not None:
+        tokens += noun_phrase(c.obj, river, negative=c.negated and c.obj.det == "a")
+    if c.place is not None:
+        prep = (id(c.place), "prep")
+        if c.place.prep == "near":
+            tokens += [Tok("près", (prep,)), *noun_phrase(c.place.np, river, de=prep)]
+        else:
+            tokens += [Tok(PREPOSITIONS[c.place.prep][0], (prep,)), *noun_phrase(c.place.np, river)]
+    if c.because is not None:
+        key = (id(c.because), "because")
+        rest = clause(c.because, river)
+        tokens += [Tok("parce", (key,)), Tok("qu'" if starts_with_vowel(rest[0].text) else "que", (key,)), *rest]
+    return tokens
+
+
+def realise(c: Clause) -> list[Tok]:
+    return [*clause(c, has_river(c)), Tok(".", (PERIOD,))]

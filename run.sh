@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# One entry point that does all set-up on a fresh machine, then does what you ask:
+#   ./run.sh app    start the app on the shipped en-fr model (http://localhost:8501)
+#   ./run.sh test   run the whole test suite (installs Chromium for the browser test if it can)
+set -euo pipefail
+cd "$(dirname "$0")"
+VENV=.venv
+
+setup() {
+    if [ ! -x "$VENV/bin/python" ]; then
+        python3 -m venv "$VENV"
+    fi
+    if [ ! -f "$VENV/.installed" ] || [ requirements.txt -nt "$VENV/.installed" ] || [ requirements-dev.txt -nt "$VENV/.installed" ]; then
+        "$VENV/bin/pip" install --quiet --upgrade pip
+        "$VENV/bin/pip" install --quiet -r requirements-dev.txt
+        touch "$VENV/.installed"
+    fi
+}
+
+chromium() {
+    if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+        (apt-get install -y -qq chromium >/dev/null 2>&1 || (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq chromium >/dev/null 2>&1)) \
+            || echo "note: could not install chromium; browser tests and PNG/SVG export will be skipped" >&2
+    fi
+}
+
+case "${1:-}" in
+    app)
+        setup
+        shift
+        exec "$VENV/bin/streamlit" run app/streamlit_app.py --server.headless true "$@"
+        ;;
+    test)
+        setup
+        chromium
+        shift
+        "$VENV/bin/ruff" check .
+        exec "$VENV/bin/python" -m pytest "$@"
+        ;;
+    *)
+        echo "usage: ./run.sh app | test" >&2
+        exit 2
+        ;;
+esac
