@@ -94,19 +94,17 @@ class HFEngine(Engine):
         self.eos_ids = _ids(gen.eos_token_id) | _ids(config.eos_token_id)
         if not self.eos_ids:
             raise CheckpointError(f"{name}: the config names no eos_token_id, so decoding could not stop")
-        self.eos_id = int(config.eos_token_id if config.eos_token_id is not None else min(self.eos_ids))
+        self.eos_id = min(_ids(config.eos_token_id) or self.eos_ids)
         # mBART / NLLB style: the generation config forces the first generated token (e.g. a language code).
         self.forced_first = gen.forced_bos_token_id
         self.vocab_size = model.get_output_embeddings().weight.shape[0]
         positions = [getattr(config, k, None) for k in ("max_position_embeddings", "n_positions",
                                                         "max_source_positions")]
-        positions = [int(p) for p in positions if isinstance(p, int) and p > 0]
-        self.max_target_tokens = min(positions) if positions else T5_CAP
-        tok_max = getattr(tokenizer, "model_max_length", None)
-        cap = min(positions) if positions else T5_CAP
-        if isinstance(tok_max, int) and 0 < tok_max < cap:
-            cap = tok_max
-        self.max_source_tokens = cap
+        positions = [p for p in positions if isinstance(p, int) and p > 0]
+        self.max_target_tokens = min(positions, default=T5_CAP)
+        tok_max = getattr(tokenizer, "model_max_length", None)  # "very large" when the tokenizer sets none
+        self.max_source_tokens = min(self.max_target_tokens, tok_max if isinstance(tok_max, int) and tok_max > 0
+                                     else self.max_target_tokens)
         self._source_vocab = None
         if getattr(tokenizer, "separate_vocabs", False):  # Marian with two vocabularies: pieces differ by side
             self._source_vocab = {v: k for k, v in tokenizer.encoder.items()}
@@ -176,8 +174,8 @@ class HFEngine(Engine):
     def _probe_structure(self) -> None:
         """One tiny forward pass: read the layer and head counts from the attentions the model returns, and
         check whether a custom 4-D decoder mask is honoured (the causal switch)."""
-        src = torch.tensor([[*sorted(self.eos_ids)[:1]] * 2])
-        dec = torch.tensor([[self.start_id, self.eos_id, self.eos_id]])
+        src = torch.tensor([[self.eos_id, self.eos_id]])
+        dec = torch.tensor([[self.start_id, self.eos_id, self.eos_id, self.eos_id]])
         try:
             out = self._forward(src, dec, None)
         except Exception as exc:  # any family-specific failure means we cannot trace this model
@@ -187,6 +185,15 @@ class HFEngine(Engine):
         if absent:
             raise CheckpointError(f"{self.name}: this {self.family} implementation returns no "
                                   f"{' / '.join(absent)} attention weights, so there is nothing to trace")
+        n, m = src.shape[1], dec.shape[1]
+        expected = {"encoder": (n, n), "decoder": (m, m), "cross": (m, n)}
+        for kind, arrays in kinds.items():
+            shapes = {tuple(a.shape[2:]) for a in arrays}
+            if shapes != {expected[kind]}:
+                raise CheckpointError(
+                    f"{self.name}: this {self.family} implementation returns {kind} attention shaped "
+                    f"{sorted(shapes)} for {n} source and {m} target tokens, not one (queries, keys) matrix per "
+                    f"head (e.g. local / n-gram-stream attention), so it cannot be traced")
         heads = {a.shape[1] for v in kinds.values() for a in v}
         if len(heads) != 1:
             raise CheckpointError(f"{self.name}: encoder and decoder have different head counts {sorted(heads)}; "
@@ -200,19 +207,22 @@ class HFEngine(Engine):
         self.supports_causal_switch, self.switch_notes["causal"] = self._check_causal_switch(src, dec, out)
 
     def _check_causal_switch(self, src: torch.Tensor, dec: torch.Tensor, default: Any) -> tuple[bool, str]:
-        """The switch works iff (a) an explicit causal 4-D mask reproduces the model's own attention and
-        (b) a full 4-D mask puts weight above the diagonal."""
+        """The switch works iff the model applies a 4-D decoder mask exactly as given: (a) an explicit causal
+        mask reproduces the model's own attention, (b) a mask allowing only the LAST key (a future key for
+        every earlier query) gives weight exactly 1 there. Both hold whatever the weights are."""
         m = dec.shape[1]
+        last_only = torch.zeros(1, 1, m, m, dtype=torch.bool)
+        last_only[..., -1] = True
         try:
             explicit = self._forward(src, dec, causal_mask(m))
-            full = self._forward(src, dec, full_mask(m))
+            future = self._forward(src, dec, last_only)
         except Exception as exc:  # the family rejects a 4-D decoder mask
             return False, (f"{self.family} does not accept a custom decoder self-attention mask "
                            f"({type(exc).__name__}: {exc}), so the causal mask cannot be switched off.")
-        same = all(torch.equal(a, b) for a, b in zip(explicit.decoder_attentions, default.decoder_attentions))
-        upper = torch.ones(m, m, dtype=torch.bool).triu(1)
-        leaks = all(bool((a[0, :, upper] > 0).any()) for a in full.decoder_attentions)
-        if not (same and leaks):
+        same = all(torch.allclose(a, b, rtol=0, atol=1e-6)
+                   for a, b in zip(explicit.decoder_attentions, default.decoder_attentions))
+        follows = all(bool((a[0, :, :, -1] == 1).all()) for a in future.decoder_attentions)
+        if not (same and follows):
             return False, (f"{self.family} ignores or alters a custom decoder self-attention mask (passed as a 4-D "
                            f"decoder_attention_mask), so the causal mask cannot be switched off reliably.")
         note = ("The mask is passed as a 4-D decoder_attention_mask, which Hugging Face applies as given.")
@@ -408,9 +418,11 @@ class HFEngine(Engine):
             last = torch.tensor([[h[0][-1]] for h in live], dtype=torch.long)
             out = self._step(enc_b, keep.expand(width, -1), last, cache, True)
             logits = out.logits[:, -1]  # (live, V)
-            total = self._free(logits).log_softmax(-1) + torch.tensor([h[2] for h in live])[:, None]
+            logp = logits.log_softmax(-1)
+            scores = torch.tensor([h[2] for h in live])
+            total = self._free(logp) + scores[:, None]
             if t < len(forced):
-                cand = logits.log_softmax(-1)[:, forced[t]] + torch.tensor([h[2] for h in live])
+                cand = logp[:, forced[t]] + scores
                 order = cand.argsort(descending=True)[: 2 * k_beams]
                 picks = [(int(i), forced[t], float(cand[i])) for i in order]
             else:

@@ -29,5 +29,5 @@ def load_engine(spec: str | Path, allow_hub: bool = False) -> Engine:
     if allow_hub and "/" in str(spec) and not str(spec).startswith((".", "/")):
         from model.hf_engine import HFEngine
 
-        return HFEngine.load(str(spec))
+        return HFEngine.load(str(spec), allow_hub=True)
     raise CheckpointError(f"{spec}: no such model folder")
