@@ -49,6 +49,10 @@ class BuiltinEngine(Engine):
     def piece(self, token_id: int) -> str:
         return self.ckpt.target_tokenizer.piece(token_id)
 
+    def piece_to_id(self, piece: str) -> int | None:
+        i = self.ckpt.target_tokenizer.sp.piece_to_id(piece)
+        return i if self.piece(i) == piece else None
+
     def source_piece(self, token_id: int) -> str:
         return self.ckpt.source_tokenizer.piece(token_id)
 

@@ -113,6 +113,10 @@ class Engine(ABC):
     def special_ids(self) -> set[int]:
         return set()
 
+    def piece_to_id(self, piece: str) -> int | None:
+        """The target-vocabulary id of a piece, or None when the vocabulary has no such piece."""
+        return None
+
     def teacher_forced_logits(self, srcs: list[list[int]], labels: list[list[int]], causal: bool,
                               shift: bool) -> list[np.ndarray]:
         """Logits (m, V) of teacher forcing for each pair; engines may batch this."""

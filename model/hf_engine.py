@@ -252,6 +252,10 @@ class HFEngine(Engine):
         token = self.tokenizer.convert_ids_to_tokens(int(token_id)) if token_id < len(self.tokenizer) else None
         return token if isinstance(token, str) else f"<id {token_id}>"
 
+    def piece_to_id(self, piece: str) -> int | None:
+        i = self.tokenizer.convert_tokens_to_ids(piece)
+        return i if isinstance(i, int) and self.piece(i) == piece else None
+
     def source_piece(self, token_id: int) -> str:
         if self._source_vocab is not None:
             return self._source_vocab.get(int(token_id), f"<id {token_id}>")

@@ -1,0 +1,161 @@
+"""What every page shares: the model picker, the source/target inputs, the decoding cache, presets.
+
+Pages import this module as `common` (Streamlit puts `app/` on sys.path for the entry script and its
+pages). It puts the repository root on sys.path so that `model` imports, and it is the only app module
+that calls the engine. Widgets shared across pages keep their value for the whole session
+(`persist_state="session"`), so the model and sentence chosen on one page are there on the next.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+from typing import Any
+
+import registry
+import streamlit as st
+
+ROOT = registry.ROOT
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from model.checkpoint import CheckpointError  # noqa: E402  (needs ROOT on sys.path)
+from model.engine import DecodeOptions, Engine, ModelInputError  # noqa: E402
+from model.trace import Trace  # noqa: E402
+
+PRESETS_FILE = ROOT / "assets" / "presets.json"
+CUSTOM = "custom"
+
+# Session-state keys shared by pages.
+K_MODEL, K_PRESET, K_SOURCE, K_TARGET = "model", "preset", "source", "target"
+
+__all__ = ["CheckpointError", "DecodeOptions", "Engine", "ModelInputError", "Trace"]
+
+
+# ---- models ---------------------------------------------------------------------------------------------
+@st.cache_resource(show_spinner="Loading the model…")
+def get_engine(key: str) -> Engine:
+    """One engine per registry key per server, shared by every session and never changed."""
+    from model.loader import load_engine
+
+    try:
+        entry = registry.resolve(key)
+    except KeyError:
+        raise CheckpointError(f"{key!r} is not one of the models this server offers") from None
+    return load_engine(entry.path)
+
+
+@st.cache_resource(max_entries=128, show_spinner="Decoding…")
+def get_trace(model_key: str, source: str, target: str | None, options: tuple[tuple[str, Any], ...]) -> Trace:
+    """One decoding run per (model, input, options), shared by all sessions. A step click reads this cache
+    and never re-encodes or re-decodes. Traces are frozen and never mutated, so sharing them is safe."""
+    return get_engine(model_key).trace(source, target=target, options=DecodeOptions(**dict(options)))
+
+
+def options_key(options: DecodeOptions) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted(asdict(options).items()))
+
+
+def piece_to_id(engine: Engine, piece: str) -> int | None:
+    """Target-vocabulary id of a piece, or None when the engine cannot say (then forcing is disabled)."""
+    if hasattr(engine, "piece_to_id"):
+        return int(engine.piece_to_id(piece))
+    tok = getattr(getattr(engine, "ckpt", None), "target_tokenizer", None)
+    if tok is None:
+        return None
+    i = int(tok.sp.piece_to_id(piece))
+    return i if engine.piece(i) == piece else None
+
+
+# ---- presets --------------------------------------------------------------------------------------------
+@st.cache_data
+def presets() -> list[dict[str, Any]]:
+    return json.loads(PRESETS_FILE.read_text(encoding="utf-8"))["presets"]
+
+
+def preset(pid: str) -> dict[str, Any] | None:
+    return next((p for p in presets() if p["id"] == pid), None)
+
+
+# ---- shared widgets -------------------------------------------------------------------------------------
+def _card_lines(card: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    pair, variant = card.get("pair", "?"), card.get("variant", "?")
+    metrics = card.get("metrics") if isinstance(card.get("metrics"), dict) else {}
+    flat = {}
+    for k, v in metrics.items():
+        if isinstance(v, dict):  # e.g. {"test": {"bleu": ..}}
+            flat.update({f"{k} {k2}": v2 for k2, v2 in v.items() if isinstance(v2, int | float)})
+        elif isinstance(v, int | float) and not isinstance(v, bool):
+            flat[k] = v
+    return f"**{pair}** · {variant}", flat
+
+
+def _fmt_metric(name: str, value: float) -> str:
+    if 0 <= value <= 1 and any(s in name for s in ("accuracy", "exact", "aer", "precision", "recall")):
+        return f"{value:.1%}"
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
+def model_picker() -> tuple[str, Engine] | None:
+    """Sidebar: choose a model from the registry and show its card. Returns (key, engine), or None after
+    showing an error (no model, or one that cannot be opened)."""
+    available = registry.entries()
+    if not available:
+        st.sidebar.error("No model is available: train one into checkpoints/ or name a folder in "
+                         f"{registry.ENV_DIRS}.")
+        return None
+    keys = [e.key for e in available]
+    if st.session_state.get(K_MODEL) not in keys:
+        st.session_state[K_MODEL] = registry.default_key(available)
+    titles = {e.key: e.title for e in available}
+    key = st.sidebar.selectbox("Model", keys, key=K_MODEL, format_func=titles.get, persist_state="session",
+                               help="Shipped checkpoints, plus folders the server's operator allows.")
+    try:
+        engine = get_engine(key)
+    except (CheckpointError, OSError, ImportError) as exc:
+        st.sidebar.error(f"Cannot open this model: {exc}")
+        return None
+    head, metrics = _card_lines(engine.card)
+    st.sidebar.markdown(f"{head} · {engine.n_encoder_layers}+{engine.n_decoder_layers} layers × "
+                        f"{engine.n_heads} heads")
+    if metrics:
+        st.sidebar.caption(" · ".join(f"{k}: {_fmt_metric(k, v)}" for k, v in list(metrics.items())[:6]))
+    return key, engine
+
+
+def _apply_preset() -> None:
+    p = preset(st.session_state[K_PRESET])
+    if p is not None:
+        st.session_state[K_SOURCE] = p["source"]
+        st.session_state[K_TARGET] = p.get("target", "")
+
+
+def _mark_custom() -> None:
+    st.session_state[K_PRESET] = CUSTOM
+
+
+def text_inputs(engine: Engine, container=None) -> tuple[str, str, dict[str, Any] | None]:
+    """Preset picker, source and reference target. Returns (source, target, preset or None)."""
+    box = container or st
+    pair = engine.card.get("pair")
+    options = [p for p in presets() if pair is None or p["pair"] == pair] or presets()
+    ids = [CUSTOM] + [p["id"] for p in options]
+    if K_PRESET not in st.session_state or st.session_state[K_PRESET] not in ids:
+        st.session_state[K_PRESET] = ids[1] if len(ids) > 1 else CUSTOM
+        _apply_preset()
+    titles = {p["id"]: p["title"] for p in options} | {CUSTOM: "your own sentence"}
+    cols = box.columns([2, 3])
+    chosen = cols[0].selectbox("Example", ids, key=K_PRESET, format_func=titles.get, on_change=_apply_preset,
+                               persist_state="session")
+    source = cols[1].text_input("Source sentence", key=K_SOURCE, on_change=_mark_custom,
+                                persist_state="session", max_chars=2000)
+    target = st.session_state.get(K_TARGET, "")
+    return source, target, preset(chosen)
+
+
+def target_input(container=None) -> str:
+    box = container or st
+    return box.text_input("Reference target (teacher forcing)", key=K_TARGET, on_change=_mark_custom,
+                          persist_state="session", max_chars=2000,
+                          help="The translation the decoder is fed, one token per row, as in training.")

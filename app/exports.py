@@ -1,0 +1,153 @@
+"""Exports of one decoding run: pictures (PNG / SVG via kaleido), an offline HTML report, a long-format CSV,
+and the Trace itself as JSON or NPZ. Every function returns bytes; nothing here calls Streamlit."""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import shutil
+from functools import cache
+from typing import TYPE_CHECKING
+
+import figures
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import plotly.io as pio
+
+if TYPE_CHECKING:
+    from model.trace import Trace
+
+CSV_COLUMNS = ["kind", "layer", "head", "query_index", "query_token", "key_index", "key_token", "weight", "allowed"]
+KIND_TITLES = {"encoder_self_attention": "Encoder self-attention",
+               "decoder_self_attention": "Decoder self-attention",
+               "cross_attention": "Cross-attention"}
+
+
+class ImageExportUnavailable(RuntimeError):
+    """Kaleido found no Chrome/Chromium to render with: PNG/SVG cannot be made on this server."""
+
+
+@cache
+def image_export_available() -> bool:
+    """Kaleido 1.x renders through a Chrome-family browser; it looks in the usual places and BROWSER_PATH."""
+    try:
+        from choreographer.browsers.chromium import Chromium
+
+        return Chromium.find_browser(skip_local=False) is not None
+    except Exception:  # any failure to locate a browser means "unavailable", not a crash
+        return any(shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome", "chrome"))
+
+
+def image(fig: go.Figure, fmt: str, scale: float = 2.0) -> bytes:
+    """PNG or SVG bytes of a figure. Raises ImageExportUnavailable with a plain message if no browser."""
+    if fmt not in ("png", "svg"):
+        raise ValueError(f"image format must be png or svg, got {fmt!r}")
+    try:
+        width = fig.layout.width or figures.WIDTH + 100
+        return pio.to_image(fig, format=fmt, width=width, scale=scale if fmt == "png" else 1.0)
+    except Exception as exc:  # kaleido raises several types when Chrome is missing or fails to start
+        raise ImageExportUnavailable(f"PNG/SVG export needs Chrome or Chromium on the server ({exc})") from exc
+
+
+def axes(trace: Trace, kind: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Query and key tokens of one kind of attention."""
+    if kind == "encoder_self_attention":
+        return trace.source_tokens, trace.source_tokens
+    if kind == "decoder_self_attention":
+        return trace.decoder_input_tokens, trace.decoder_input_tokens
+    if kind == "cross_attention":
+        return trace.decoder_input_tokens, trace.source_tokens
+    raise ValueError(f"unknown attention kind {kind!r}")
+
+
+def allowed(trace: Trace, kind: str) -> np.ndarray:
+    """(q, k) bool: where the run's mask let a query attend a key."""
+    if kind == "decoder_self_attention":
+        return trace.decoder_mask()
+    q, k = getattr(trace, kind).shape[2:]
+    return np.ones((q, k), dtype=bool)
+
+
+def long_frame(trace: Trace) -> pd.DataFrame:
+    """Every weight of every kind, layer and head, one row each (the 'long' or 'tidy' format)."""
+    frames = []
+    for kind in KIND_TITLES:
+        w = getattr(trace, kind)  # (L, h, q, k)
+        n_l, n_h, n_q, n_k = w.shape
+        q_tok, k_tok = axes(trace, kind)
+        layer, head, qi, ki = np.meshgrid(np.arange(n_l), np.arange(n_h), np.arange(n_q), np.arange(n_k),
+                                          indexing="ij")
+        ok = np.broadcast_to(allowed(trace, kind), w.shape)
+        frames.append(pd.DataFrame({
+            "kind": kind, "layer": layer.ravel(), "head": head.ravel(), "query_index": qi.ravel(),
+            "query_token": np.asarray(q_tok, dtype=object)[qi.ravel()], "key_index": ki.ravel(),
+            "key_token": np.asarray(k_tok, dtype=object)[ki.ravel()], "weight": w.ravel().astype(np.float64),
+            "allowed": ok.ravel()}))
+    return pd.concat(frames, ignore_index=True)[CSV_COLUMNS]
+
+
+def csv_bytes(trace: Trace) -> bytes:
+    return long_frame(trace).to_csv(index=False, float_format="%.6g").encode("utf-8")
+
+
+def json_bytes(trace: Trace) -> bytes:
+    return trace.to_json().encode("utf-8")
+
+
+def npz_bytes(trace: Trace) -> bytes:
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **trace.to_npz_dict())
+    return buf.getvalue()
+
+
+def kind_figure(trace: Trace, kind: str, rows: int | None = None, zmax: float = 1.0) -> go.Figure:
+    """All layers x heads of one kind, decoder rows cut to the first `rows` (None: all)."""
+    w = getattr(trace, kind)
+    q_tok, k_tok = axes(trace, kind)
+    mask = allowed(trace, kind)
+    decoder_rows = kind != "encoder_self_attention"
+    m = trace.m if rows is None else rows
+    if decoder_rows:
+        q_lab = figures.row_labels(trace.decoder_input_tokens[:m], trace.target_tokens[:m])
+        w, mask = w[:, :, :m], mask[:m]
+    else:
+        q_lab = figures.labels(q_tok)
+    k_lab = figures.labels(k_tok)
+    return figures.grid(w, q_lab, k_lab, mask=None if mask.all() else mask, zmax=zmax, title=KIND_TITLES[kind])
+
+
+def html_report(trace: Trace, title: str = "Attention Lens report") -> bytes:
+    """A single HTML file with the whole run: inputs, the output step by step, and every attention map.
+    plotly.js is inlined once, so the file opens offline (no CDN, no network)."""
+    esc = html.escape
+    opts = trace.options
+    rows = "".join(
+        f"<tr><td>{t}</td><td><code>{esc(trace.decoder_input_tokens[t])}</code></td>"
+        f"<td><code>{esc(s.token)}</code></td><td>{s.prob:.3f}</td>"
+        f"<td>{esc(', '.join(f'{tok} {p:.2f}' for tok, p in s.top_k))}</td></tr>"
+        for t, s in enumerate(trace.steps))
+    shown = {k: v for k, v in opts.items() if k not in ("warnings", "normalised_source")}
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>{esc(title)}</title><style>body{{font-family:Inter,'DejaVu Sans',Arial,sans-serif;"
+        "margin:2rem auto;max-width:1200px;color:#1f2933}} code{{background:#eef2f6;padding:0 .25em;"
+        "border-radius:3px}} table{{border-collapse:collapse}} td,th{{border-bottom:1px solid #d9e2ec;"
+        "padding:.25rem .6rem;text-align:left}} .note{{color:#52606d}}</style></head><body>",
+        f"<h1>{esc(title)}</h1>",
+        f"<p><b>Model</b> {esc(json.dumps(trace.model))}</p>",
+        f"<p><b>Source (normalised)</b> {esc(str(opts.get('normalised_source', '')))}</p>",
+        "<p><b>Tokens fed</b> " + " ".join(f"<code>{esc(t)}</code>" for t in trace.source_tokens) + "</p>",
+        f"<p><b>Options</b> <code>{esc(json.dumps(shown, ensure_ascii=False))}</code></p>",
+        *(f"<p class='note'>⚠ {esc(w)}</p>" for w in opts.get("warnings", [])),
+        "<h2>Steps</h2><table><tr><th>row</th><th>read</th><th>output</th><th>p</th><th>top-k</th></tr>",
+        rows, "</table>",
+        "<p class='note'>Grey hatched cells were masked (the query was not allowed to see that key); white cells "
+        "were allowed but got (almost) no weight.</p>",
+    ]
+    for i, kind in enumerate(KIND_TITLES):
+        fig = kind_figure(trace, kind)
+        parts.append(pio.to_html(fig, full_html=False, include_plotlyjs=(i == 0), config={"displaylogo": False}))
+    parts.append("</body></html>")
+    return "".join(parts).encode("utf-8")

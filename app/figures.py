@@ -1,0 +1,192 @@
+"""Figure builders: arrays and tokens in, plotly figures out. No Streamlit here (STYLE.md rule 7).
+
+Conventions for every attention heatmap: rows are queries (top to bottom in order), columns are keys, the
+colour is the softmax weight on a fixed 0-1 scale unless `zmax` says otherwise, and a cell the mask
+forbade is drawn grey with a hatch glyph, so it never looks like a weight that merely came out as zero.
+Tokens are shown as the model read them (SentencePiece marks word starts with "▁"), prefixed with their
+position so that repeated tokens stay distinct categories on plotly's axes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+# White for zero weight, so that grey (masked) is never confused with "attended to nothing".
+COLORSCALE = [[0.0, "#ffffff"], [0.15, "#dbe9f6"], [0.4, "#89bedc"], [0.7, "#2f7ebc"], [1.0, "#08306b"]]
+MASK_COLOR = "#d5d5d5"
+MASK_GLYPH = "╱"
+ACCENT = "#d9480f"
+WIDTH = 1100  # px the figures are laid out for (Streamlit's wide layout)
+FONT = dict(family="Inter, 'DejaVu Sans', Arial, sans-serif", size=13, color="#1f2933")
+
+
+def escape(token: str) -> str:
+    """Plotly reads a small HTML subset in text (`<s>` would strike through): show tokens literally."""
+    return token.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def labels(tokens: Sequence[str]) -> list[str]:
+    """Unique axis labels: `3 ▁chat`."""
+    return [f"{i} {escape(t)}" for i, t in enumerate(tokens)]
+
+
+def row_labels(read: Sequence[str], predicted: Sequence[str]) -> list[str]:
+    """Decoder rows say what they read and what they predicted: `3 ▁chat → ▁noir`."""
+    return [f"{i} {escape(r)} → {escape(p)}" for i, (r, p) in enumerate(zip(read, predicted))]
+
+
+def _check(weights: np.ndarray, q_labels: Sequence[str], k_labels: Sequence[str], mask: np.ndarray | None) -> None:
+    if weights.shape[-2:] != (len(q_labels), len(k_labels)):
+        raise ValueError(f"weights have queries x keys {weights.shape[-2:]} but there are {len(q_labels)} "
+                         f"query labels and {len(k_labels)} key labels")
+    if mask is not None and mask.shape != weights.shape[-2:]:
+        raise ValueError(f"mask shape {mask.shape} differs from the weights' queries x keys {weights.shape[-2:]}")
+
+
+def _traces(w: np.ndarray, q_labels: list[str], k_labels: list[str], mask: np.ndarray | None, zmax: float,
+            showscale: bool, coloraxis: str | None = None, axes: tuple[str, str] = ("x", "y")) -> list[dict]:
+    """One head as trace dicts: the weight heatmap, plus (if any cell is masked) a grey hatched overlay of
+    the masked cells. Plain dicts: plotly validates them once, when the figure is made."""
+    z = w.astype(np.float64)
+    if mask is not None:
+        z = np.where(mask, z, np.nan)
+    main = dict(type="heatmap", z=z, x=k_labels, y=q_labels, zmin=0.0, zmax=zmax, xgap=1, ygap=1,
+                xaxis=axes[0], yaxis=axes[1], hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>")
+    if coloraxis:
+        main["coloraxis"] = coloraxis
+    else:
+        main.update(colorscale=COLORSCALE, showscale=showscale,
+                    colorbar=dict(title=dict(text="weight"), thickness=12, len=0.8))
+    traces = [main]
+    if mask is not None and not mask.all():
+        traces.append(dict(
+            type="heatmap", z=np.where(mask, np.nan, 1.0), x=k_labels, y=q_labels, zmin=0, zmax=1, xgap=1, ygap=1,
+            xaxis=axes[0], yaxis=axes[1], showscale=False, colorscale=[[0, MASK_COLOR], [1, MASK_COLOR]],
+            text=np.where(mask, "", MASK_GLYPH), texttemplate="%{text}", textfont=dict(color="#8a8a8a", size=10),
+            hovertemplate="query %{y}<br>key %{x}<br>masked: this query may not see this key<extra></extra>"))
+    return traces
+
+
+def _axis_style(cell_w: float, cell_h: float) -> tuple[dict, dict]:
+    """Every token gets its tick label (dtick=1: plotly would otherwise thin crowded labels out), in a font
+    that fits the cell."""
+    x_font, y_font = int(min(12, max(8, cell_w * 0.75))), int(min(12, max(8, cell_h - 5)))
+    x = dict(type="category", dtick=1, tickangle=-55, automargin=True, tickfont=dict(size=x_font), showgrid=False)
+    y = dict(type="category", dtick=1, autorange="reversed", automargin=True, tickfont=dict(size=y_font),
+             showgrid=False)
+    return x, y
+
+
+def heatmap(weights: np.ndarray, q_labels: Sequence[str], k_labels: Sequence[str], mask: np.ndarray | None = None,
+            title: str = "", zmax: float = 1.0, x_title: str = "key (attended to)",
+            y_title: str = "query (attending)", highlight_row: int | None = None) -> go.Figure:
+    """One attention matrix (q, k) as a heatmap; mask (q, k) bool is True where attending was allowed."""
+    weights = np.asarray(weights)
+    _check(weights, q_labels, k_labels, mask)
+    q_labels, k_labels = list(q_labels), list(k_labels)
+    fig = go.Figure(data=_traces(weights, q_labels, k_labels, mask, zmax, showscale=True))
+    cell = int(min(40, max(14, (WIDTH - 250) / max(len(k_labels), 1))))
+    xa, ya = _axis_style(cell, cell)
+    y_room = 40 + 0.55 * xa["tickfont"]["size"] * max((len(s) for s in k_labels), default=4)
+    height = int(max(260, (50 if title else 20) + cell * len(q_labels) + y_room))
+    fig.update_layout(title=dict(text=title, x=0.01, font=dict(size=15)), font=FONT, height=height,
+                      margin=dict(l=10, r=10, t=50 if title else 20, b=10), plot_bgcolor="#ffffff",
+                      xaxis=dict(**xa, constrain="domain", title=dict(text=x_title, font=dict(size=12))),
+                      yaxis=dict(**ya, scaleanchor="x", constrain="domain",  # square cells
+                                 title=dict(text=y_title, font=dict(size=12))),
+                      shapes=_row_outline(highlight_row, [("x", "y")]))
+    return fig
+
+
+def _row_outline(row: int | None, axes: list[tuple[str, str]]) -> list[dict]:
+    """An accent outline around one row (the step just computed) in every panel."""
+    if row is None:
+        return []
+    return [dict(type="rect", xref=f"{x} domain", yref=y, x0=0, x1=1, y0=row - 0.5, y1=row + 0.5,
+                 line=dict(color=ACCENT, width=2), fillcolor="rgba(0,0,0,0)", layer="above") for x, y in axes]
+
+
+def _ref(axis: str, i: int) -> str:
+    """Plotly's name for subplot i's axis: x, x2, x3, ..."""
+    return axis if i == 1 else f"{axis}{i}"
+
+
+def grid(weights: np.ndarray, q_labels: Sequence[str], k_labels: Sequence[str], mask: np.ndarray | None = None,
+         zmax: float = 1.0, row_names: Sequence[str] | None = None, col_names: Sequence[str] | None = None,
+         title: str = "", highlight_row: int | None = None) -> go.Figure:
+    """Every layer x head: weights (L, h, q, k) -> an L-row, h-column grid sharing one colour scale.
+
+    Tick labels appear only on the outer subplots (left column, bottom row); hover gives every cell's
+    query, key and weight.
+    """
+    weights = np.asarray(weights)
+    if weights.ndim != 4:
+        raise ValueError(f"grid needs (layers, heads, queries, keys), got shape {weights.shape}")
+    _check(weights, q_labels, k_labels, mask)
+    n_layers, n_heads = weights.shape[:2]
+    n_q, n_k = len(q_labels), len(k_labels)
+    row_names = list(row_names or [f"layer {i + 1}" for i in range(n_layers)])
+    col_names = list(col_names or [f"head {j + 1}" for j in range(n_heads)])
+    q_labels, k_labels = list(q_labels), list(k_labels)
+    # Pixel budget: cells as wide as a ~1100 px page allows, rows at least tall enough for a label.
+    cell_w = max(6, min(36, (WIDTH - 40 * n_heads) // max(n_heads * n_k, 1)))
+    cell = max(cell_w, 17)
+    gap_px, title_px = 34, 60 if title else 34
+    xa, ya = _axis_style(cell_w, cell)
+    y_room = 20 + 0.55 * xa["tickfont"]["size"] * max((len(s) for s in k_labels), default=4)  # rotated key labels below
+    plot_h = cell * n_q * n_layers + gap_px * (n_layers - 1)
+    height = int(plot_h + title_px + y_room)
+    h_gap = min(0.02, 0.8 / max(n_heads - 1, 1))
+    v_gap = gap_px / plot_h if n_layers > 1 else 0.0
+    col_w = (1 - h_gap * (n_heads - 1)) / n_heads
+    row_h = (1 - v_gap * (n_layers - 1)) / n_layers
+    data, layout_axes, notes = [], {}, []
+    # The subplots by hand (make_subplots + update_* costs ~100 ms a figure; a step click redraws it).
+    for li in range(n_layers):
+        for hi in range(n_heads):
+            i = li * n_heads + hi + 1
+            x, y = _ref("x", i), _ref("y", i)
+            x0, top = hi * (col_w + h_gap), 1 - li * (row_h + v_gap)
+            bottom_x, left_y = _ref("x", (n_layers - 1) * n_heads + hi + 1), _ref("y", li * n_heads + 1)
+            layout_axes["xaxis" if i == 1 else f"xaxis{i}"] = dict(
+                **xa, domain=[max(0.0, x0), min(1.0, x0 + col_w)], anchor=y, showticklabels=li == n_layers - 1,
+                **({"matches": bottom_x} if x != bottom_x else {}))
+            layout_axes["yaxis" if i == 1 else f"yaxis{i}"] = dict(
+                **ya, domain=[max(0.0, top - row_h), min(1.0, top)], anchor=x, showticklabels=hi == 0,
+                **({"matches": left_y} if y != left_y else {}))
+            notes.append(dict(text=f"{row_names[li]} · {col_names[hi]}", x=x0 + col_w / 2, y=top, xref="paper",
+                              yref="paper", xanchor="center", yanchor="bottom", showarrow=False,
+                              font=dict(size=12, color="#52606d")))
+            data += _traces(weights[li, hi], q_labels, k_labels, mask, zmax, False, "coloraxis", (x, y))
+    layout = dict(
+        title=dict(text=title, x=0.01, font=dict(size=15)) if title else None, font=FONT, plot_bgcolor="#ffffff",
+        height=height, margin=dict(l=10, r=10, t=title_px, b=10), annotations=notes,
+        shapes=_row_outline(highlight_row, [(_ref("x", i), _ref("y", i)) for i in range(1, n_layers * n_heads + 1)]),
+        coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=zmax,
+                       colorbar=dict(title=dict(text="weight"), thickness=12, len=min(1.0, 300 / plot_h))),
+        **layout_axes)
+    return go.Figure(data=data, layout=layout)
+
+
+def topk_bar(top_k: Sequence[tuple[str, float]], chosen: str | None = None, reference: str | None = None,
+             title: str = "") -> go.Figure:
+    """The next-token distribution at one step, most likely at the top; the chosen token in the accent
+    colour, the reference token (teacher forcing) outlined."""
+    toks = [t for t, _ in top_k]
+    probs = [p for _, p in top_k]
+    ylabels = labels(toks)
+    colors = [ACCENT if t == chosen else "#89bedc" for t in toks]
+    lines = [3 if (reference is not None and t == reference) else 0 for t in toks]
+    fig = go.Figure(go.Bar(x=probs, y=ylabels, orientation="h", marker=dict(color=colors, line=dict(
+        width=lines, color="#1f2933")), text=[f"{p:.1%}" for p in probs], textposition="outside",
+        cliponaxis=False, hovertemplate="%{y}<br>p = %{x:.4f}<extra></extra>"))
+    fig.update_layout(title=dict(text=title, x=0.01, font=dict(size=14)) if title else None, font=FONT,
+                      height=60 + 34 * len(toks), margin=dict(l=10, r=40, t=40 if title else 10, b=30),
+                      xaxis=dict(range=[0, 1.12], tickformat=".0%", title=None, showgrid=True,
+                                 gridcolor="#eef2f6"),
+                      yaxis=dict(type="category", autorange="reversed", automargin=True), plot_bgcolor="#ffffff",
+                      bargap=0.25)
+    return fig

@@ -1,0 +1,28 @@
+"""Entry point: `streamlit run app/streamlit_app.py`.
+
+The Explore page is the default. Any `app/pages/*.py` joins the navigation automatically, ordered by file
+name, titled from it (`5_leakage_lab.py` -> "Leakage lab"); a page imports `common` for the shared model
+picker, inputs and decoding cache.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+APP = Path(__file__).resolve().parent
+
+
+def page_title(path: Path) -> str:
+    words = path.stem.split("_")
+    if words[0].isdigit():
+        words = words[1:]
+    return " ".join(words).capitalize()
+
+
+st.set_page_config(page_title="Attention Lens", page_icon=":material/search:", layout="wide")
+pages = [st.Page(str(APP / "explore.py"), title="Explore", icon=":material/search:", default=True)]
+pages += [st.Page(str(p), title=page_title(p), url_path=p.stem.lstrip("0123456789_") or p.stem)
+          for p in sorted((APP / "pages").glob("*.py")) if not p.name.startswith("_")]
+st.navigation(pages).run()

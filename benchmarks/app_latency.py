@@ -1,0 +1,130 @@
+"""How fast is a step click? Two medians, on the default model with all heads shown (the grid view):
+
+- server: one Next click under Streamlit's AppTest (script rerun + figures, no browser), median of --server-n;
+- browser: click Next in Chromium until the new step's row is drawn in the attention chart, median of
+  --browser-n (Playwright against `streamlit run`).
+
+    .venv/bin/python benchmarks/app_latency.py                    # shipped en-fr (or a tiny random model)
+    .venv/bin/python benchmarks/app_latency.py --model DIR --kind decoder_self_attention
+
+A measurement, not a test: it prints the numbers and one JSON line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "app"), str(ROOT / "tests")]
+
+from test_browser import CHROMIUM, LAUNCH_ARGS, ROW_SHOWN, SOURCE_SHOWN, free_port, serve  # noqa: E402
+
+SOURCE = "the black cat sat on the mat ."
+
+
+def model_env(model: str | None) -> tuple[dict[str, str], str]:
+    """Environment for the app: a named folder, else the shipped en-fr, else a tiny random checkpoint."""
+    env = dict(os.environ)
+    if model:
+        path = Path(model).resolve()
+        env.update(LENS_MODEL_DIRS=str(path), LENS_DEFAULT_MODEL=str(path))
+        return env, path.name
+    if (ROOT / "checkpoints" / "en-fr" / "config.json").is_file():
+        env.pop("LENS_DEFAULT_MODEL", None)
+        return env, "en-fr"
+    from conftest import build_tiny_checkpoint
+
+    path = build_tiny_checkpoint(Path(tempfile.mkdtemp()) / "tiny-random")
+    env.update(LENS_MODEL_DIRS=str(path), LENS_DEFAULT_MODEL=str(path))
+    return env, f"{path.name} (no shipped model yet)"
+
+
+def server_clicks(env: dict[str, str], n: int, kind: str) -> list[float]:
+    from streamlit.testing.v1 import AppTest
+
+    os.environ.update(env)
+    at = AppTest.from_file(str(ROOT / "app" / "streamlit_app.py"), default_timeout=120)
+    at.session_state["source"] = SOURCE
+    at.session_state["preset"] = "custom"
+    at.session_state["kind"] = kind
+    at.run()
+    if at.exception:
+        raise RuntimeError(at.exception[0].message)
+    times = []
+    while len(times) < n:
+        if at.button(key="next").disabled:
+            at.button(key="reset").click().run()
+        t0 = time.perf_counter()
+        at.button(key="next").click().run()
+        times.append(time.perf_counter() - t0)
+        if at.exception:
+            raise RuntimeError(at.exception[0].message)
+    return times
+
+
+def browser_clicks(env: dict[str, str], n: int) -> list[float]:
+    from playwright.sync_api import sync_playwright
+
+    port = free_port()
+    proc = serve(env, port)
+    times = []
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+            page = browser.new_page(viewport={"width": 1500, "height": 1400})
+            page.goto(f"http://127.0.0.1:{port}")
+            nxt, reset = page.locator(".st-key-next button"), page.locator(".st-key-reset button")
+            nxt.wait_for(timeout=120_000)
+            page.locator(".st-key-preset").click()
+            page.get_by_role("option", name="the black cat sat on the mat").click()
+            page.wait_for_function(SOURCE_SHOWN, arg=["blackcatsatonthemat"], timeout=120_000)
+            page.wait_for_function(ROW_SHOWN, arg=[0], timeout=120_000)
+            step = 1
+            while len(times) < n:
+                if nxt.is_disabled():
+                    reset.click()
+                    page.wait_for_function(ROW_SHOWN, arg=[0], timeout=60_000)
+                    step = 1
+                t0 = time.perf_counter()
+                nxt.click()
+                page.wait_for_function(ROW_SHOWN, arg=[step], timeout=60_000)
+                times.append(time.perf_counter() - t0)
+                step += 1
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    return times
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", help="a model folder (default: checkpoints/en-fr, else a tiny random model)")
+    ap.add_argument("--kind", default="cross_attention",
+                    choices=["cross_attention", "decoder_self_attention", "encoder_self_attention"])
+    ap.add_argument("--server-n", type=int, default=20)
+    ap.add_argument("--browser-n", type=int, default=10)
+    ap.add_argument("--no-browser", action="store_true")
+    args = ap.parse_args()
+    env, name = model_env(args.model)
+    server = server_clicks(env, args.server_n, args.kind)
+    result = {"model": name, "kind": args.kind, "view": "all layers x heads",
+              "server_click_median_s": round(statistics.median(server), 4), "server_n": len(server)}
+    print(f"server: one Next click, median of {len(server)}: {result['server_click_median_s'] * 1000:.0f} ms")
+    if not args.no_browser and Path(CHROMIUM).exists():
+        browser = browser_clicks(env, args.browser_n)
+        result.update(browser_click_to_render_median_s=round(statistics.median(browser), 4), browser_n=len(browser))
+        print(f"browser: click to rendered heatmap, median of {len(browser)}: "
+              f"{result['browser_click_to_render_median_s'] * 1000:.0f} ms")
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""Drive the served app with Playwright and Debian's Chromium: step three tokens, check the prefix and the
+heatmaps update, save a screenshot. LENS_UPDATE_SCREENSHOT=1 writes it to assets/screenshot.png (on the
+shipped en-fr model, with the black-cat example); otherwise it goes to the test's tmp folder."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+               "--disable-sync", "--no-first-run"]
+UPDATE = os.environ.get("LENS_UPDATE_SCREENSHOT") == "1"
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} (installed by .ci/run)"),
+]
+
+# JS: the attention chart has drawn exactly rows 0..index (reads the rendered plotly figure's data).
+ROW_SHOWN = """([index]) => { const gd = document.querySelector('.st-key-attention .js-plotly-plot');
+    return !!gd && !!gd._fullData && gd.data.length > 0 && gd.data[0].y.length === index + 1
+        && String(gd.data[0].y[index]).startsWith(index + ' '); }"""
+CHIPS = ".st-key-prefix .lens-chip"
+# JS: the encoder's tokens, joined without word marks, contain this text (the new sentence has been run).
+SOURCE_SHOWN = """([text]) => { const el = document.querySelector('.st-key-tokens');
+    return !!el && el.textContent.replace(/[\\s\u2581]/g, '').includes(text); }"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve(env: dict[str, str], port: int) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "streamlit_app.py"), "--server.headless",
+           "true", "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats",
+           "false", "--server.fileWatcherType", "none"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited: {proc.stderr.read().decode()[-2000:]}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return proc
+        except OSError:
+            time.sleep(0.3)
+    proc.kill()
+    raise RuntimeError("streamlit did not become healthy within 60 s")
+
+
+@pytest.fixture
+def server(tiny_ckpt):
+    env = dict(os.environ)
+    if UPDATE:
+        if not (ROOT / "checkpoints" / "en-fr" / "config.json").is_file():
+            pytest.skip("LENS_UPDATE_SCREENSHOT needs the shipped checkpoints/en-fr")
+        env.pop("LENS_MODEL_DIRS", None)
+        env.pop("LENS_DEFAULT_MODEL", None)
+    else:
+        env.update(LENS_MODEL_DIRS=str(tiny_ckpt), LENS_DEFAULT_MODEL=tiny_ckpt.name)
+    port = free_port()
+    proc = serve(env, port)
+    yield f"http://127.0.0.1:{port}"
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def test_step_three_tokens_and_screenshot(server, tmp_path):
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1500, "height": 1450}, device_scale_factor=1)
+            page.goto(server)
+            nxt = page.locator(".st-key-next button")
+            nxt.wait_for(timeout=60_000)
+            if UPDATE:  # a sentence whose alignment crosses: the picture for the README
+                page.locator(".st-key-preset").click()
+                page.get_by_role("option", name="the black cat sat on the mat").click()
+                expect(page.locator(".st-key-source input")).to_have_value("the black cat sat on the mat .")
+                page.wait_for_function(SOURCE_SHOWN, arg=["blackcatsatonthemat"], timeout=60_000)
+            page.wait_for_function(ROW_SHOWN, arg=[0], timeout=60_000)
+            expect(page.locator(CHIPS)).to_have_count(1)
+            first = page.locator(CHIPS).first.inner_text()
+            for step in (2, 3, 4):
+                nxt.click()
+                expect(page.get_by_text(f"Step {step} of", exact=False)).to_be_visible(timeout=30_000)
+                expect(page.locator(CHIPS)).to_have_count(step, timeout=30_000)
+                page.wait_for_function(ROW_SHOWN, arg=[step - 1], timeout=30_000)
+            chips = page.locator(CHIPS).all_inner_texts()
+            assert chips[0] == first and len(chips) == 4
+            ticks = page.locator(".st-key-attention .ytick text").evaluate_all("els => els.map(e => e.textContent)")
+            assert any(t.startswith("3 ") for t in ticks) and not any(t.startswith("4 ") for t in ticks)
+            page.wait_for_timeout(300)  # let plotly finish its transition before the picture
+            out = ROOT / "assets" / "screenshot.png" if UPDATE else tmp_path / "screenshot.png"
+            page.screenshot(path=str(out))
+            assert out.stat().st_size > 10_000
+        finally:
+            browser.close()
