@@ -29,12 +29,16 @@ CUSTOM = "custom"
 
 # Session-state keys shared by pages.
 K_MODEL, K_PRESET, K_SOURCE, K_TARGET = "model", "preset", "source", "target"
+K_FOLDER = "any_folder"  # single-user mode only (registry.any_folder_allowed)
+# Markdown (and Streamlit's own :color[] / :emoji: / $math$) syntax characters, plus HTML's. A numeric character
+# reference is always literal text in CommonMark, so user text escaped this way shows as typed, never as markup.
+_MARKUP = set("\\`*_{}[]<>#!|$:~&")
 
 __all__ = ["CheckpointError", "DecodeOptions", "Engine", "ModelInputError", "Trace"]
 
 
 # ---- models ---------------------------------------------------------------------------------------------
-@st.cache_resource(show_spinner="Loading the model…")
+@st.cache_resource(max_entries=8, show_spinner="Loading the model…")
 def get_engine(key: str) -> Engine:
     """One engine per registry key per server, shared by every session and never changed."""
     from model.loader import load_engine
@@ -43,14 +47,31 @@ def get_engine(key: str) -> Engine:
         entry = registry.resolve(key)
     except KeyError:
         raise CheckpointError(f"{key!r} is not one of the models this server offers") from None
-    return load_engine(entry.path)
+    if entry.hub_id and not registry.hub_allowed():
+        raise CheckpointError(f"{entry.hub_id} is a Hugging Face hub id, and downloads from the hub are switched off "
+                              f"on this server (its operator can allow them with {registry.ENV_HUB}=1, or save "
+                              f"the model into a folder and name that folder in {registry.ENV_HF}).")
+    return load_engine(entry.spec, allow_hub=registry.hub_allowed())
 
 
-@st.cache_resource(max_entries=128, show_spinner="Decoding…")
+@st.cache_resource(max_entries=128, ttl=3600, show_spinner="Decoding…")
 def get_trace(model_key: str, source: str, target: str | None, options: tuple[tuple[str, Any], ...]) -> Trace:
     """One decoding run per (model, input, options), shared by all sessions. A step click reads this cache
     and never re-encodes or re-decodes. Traces are frozen and never mutated, so sharing them is safe."""
     return get_engine(model_key).trace(source, target=target, options=DecodeOptions(**dict(options)))
+
+
+def text(value: object) -> str:
+    """User-derived text (tokens, sentences, model names, card fields, error messages) for st.markdown and
+    friends, with or without unsafe_allow_html: every markup character becomes a character reference."""
+    return "".join(f"&#{ord(c)};" if c in _MARKUP else c for c in str(value))
+
+
+def special_pieces(engine: Engine) -> frozenset[str]:
+    """The pieces of the engine's special tokens (pad, end, decoder start, language codes...), on both sides."""
+    ids = engine.special_ids()
+    side = getattr(engine, "source_piece", engine.piece)
+    return frozenset(engine.piece(i) for i in ids) | frozenset(side(i) for i in ids)
 
 
 def options_key(options: DecodeOptions) -> tuple[tuple[str, Any], ...]:
@@ -69,7 +90,7 @@ def piece_to_id(engine: Engine, piece: str) -> int | None:
 
 
 # ---- presets --------------------------------------------------------------------------------------------
-@st.cache_data
+@st.cache_data(max_entries=1)
 def presets() -> list[dict[str, Any]]:
     return json.loads(PRESETS_FILE.read_text(encoding="utf-8"))["presets"]
 
@@ -80,7 +101,11 @@ def preset(pid: str) -> dict[str, Any] | None:
 
 # ---- shared widgets -------------------------------------------------------------------------------------
 def _card_lines(card: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    pair, variant = card.get("pair", "?"), card.get("variant", "?")
+    if "pair" not in card and "family" in card:  # a Hugging Face model (HFEngine's card)
+        pair, variant = card["family"], "Hugging Face hub" if card.get("hub") else "Hugging Face folder"
+    else:
+        pair, variant = card.get("pair", "?"), card.get("variant", "?")
+    pair, variant = text(pair), text(variant)
     metrics = card.get("metrics") if isinstance(card.get("metrics"), dict) else {}
     flat = {}
     for k, v in metrics.items():
@@ -97,30 +122,54 @@ def _fmt_metric(name: str, value: float) -> str:
     return f"{value:.3g}" if isinstance(value, float) else str(value)
 
 
+def _use_folder() -> None:
+    if st.session_state.get(K_FOLDER, "").strip():
+        st.session_state[K_MODEL] = registry.folder_key(st.session_state[K_FOLDER])
+
+
+def _folder_entry() -> registry.ModelEntry | None:
+    """Single-user mode (the operator set LENS_ALLOW_ANY_FOLDER=1): a box for any local model folder."""
+    if not registry.any_folder_allowed():
+        return None
+    folder = st.sidebar.text_input("Open a model folder on this server", key=K_FOLDER, on_change=_use_folder,
+                                   placeholder="/path/to/a/model/folder",
+                                   help="Single-user mode: any folder this server can read (ours, or a Hugging "
+                                        "Face seq2seq model saved with save_pretrained).")
+    if not folder.strip():
+        return None
+    try:
+        return registry.resolve(registry.folder_key(folder))
+    except KeyError:
+        return None
+
+
 def model_picker() -> tuple[str, Engine] | None:
     """Sidebar: choose a model from the registry and show its card. Returns (key, engine), or None after
     showing an error (no model, or one that cannot be opened)."""
     available = registry.entries()
+    folder = _folder_entry()
+    if folder is not None and folder.key not in {e.key for e in available}:
+        available = [*available, folder]
     if not available:
         st.sidebar.error("No model is available: train one into checkpoints/ or name a folder in "
-                         f"{registry.ENV_DIRS}.")
+                         f"{registry.ENV_DIRS} or {registry.ENV_HF}.")
         return None
     keys = [e.key for e in available]
     if st.session_state.get(K_MODEL) not in keys:
         st.session_state[K_MODEL] = registry.default_key(available)
     titles = {e.key: e.title for e in available}
     key = st.sidebar.selectbox("Model", keys, key=K_MODEL, format_func=titles.get, persist_state="session",
-                               help="Shipped checkpoints, plus folders the server's operator allows.")
+                               help="Shipped checkpoints, plus folders and models the server's operator allows.")
     try:
         engine = get_engine(key)
     except (CheckpointError, OSError, ImportError) as exc:
-        st.sidebar.error(f"Cannot open this model: {exc}")
+        st.sidebar.error(f"Cannot open this model: {text(exc)}")
         return None
     head, metrics = _card_lines(engine.card)
     st.sidebar.markdown(f"{head} · {engine.n_encoder_layers}+{engine.n_decoder_layers} layers × "
                         f"{engine.n_heads} heads")
     if metrics:
-        st.sidebar.caption(" · ".join(f"{k}: {_fmt_metric(k, v)}" for k, v in list(metrics.items())[:6]))
+        st.sidebar.caption(" · ".join(f"{text(k)}: {_fmt_metric(k, v)}" for k, v in list(metrics.items())[:6]))
     return key, engine
 
 

@@ -6,7 +6,6 @@ choose how many of its rows to reveal, so a click never re-encodes or re-decodes
 
 from __future__ import annotations
 
-import html
 from dataclasses import replace
 
 import common
@@ -39,15 +38,20 @@ CSS = """<style>
 .lens-chip.now{background:#d9480f;color:#fff;border-color:#d9480f;font-weight:600}
 .lens-chip.read{background:#dbe9f6;border-color:#89bedc}
 .lens-chip.forced{border:2px dashed #d9480f}
+.lens-chip.special{font-style:italic;color:#7b8794;background:#f5f7fa;border-style:dotted}
 .lens-label{color:#52606d;font-size:.85em;margin-right:.4em}
 </style>"""
 
 
-def chips(tokens, now: int | None = None, cls: str = "", forced: int = 0) -> str:
+def chips(tokens, now: int | None = None, cls: str = "", forced: int = 0, special: frozenset[str] = frozenset()) -> str:
+    """Tokens as chips; `special` pieces (pad, end, decoder start, language codes) are drawn dotted and titled so.
+    Every token goes through common.text, so a token is always shown as text, never as markup."""
     out = []
     for i, t in enumerate(tokens):
         c = "lens-chip" + (" now" if i == now else f" {cls}" if cls else "") + (" forced" if i < forced else "")
-        out.append(f"<span class='{c}' title='position {i}'>{html.escape(t)}</span>")
+        c += " special" if t in special else ""
+        title = f"position {i}" + (" · special token" if t in special else "")
+        out.append(f"<span class='{c}' title='{title}'>{common.text(t)}</span>")
     return "<span class='lens-chips'>" + "".join(out) + "</span>"
 
 
@@ -139,24 +143,27 @@ def step_controls(m: int) -> int:
 def step_panel(engine, trace, step: int, teacher: bool, forced: int) -> None:
     t = step - 1
     s = trace.steps[t]
+    special = common.special_pieces(engine)
     left, right = st.columns([3, 2], gap="large")
     with left:
         st.markdown(f"**Step {step} of {trace.m}**")
         label = "Reference read so far" if teacher else "Output so far"
         st.container(key="prefix").markdown(f"<span class='lens-label'>{label}</span>"
-                                            + chips(trace.target_tokens[:step], now=t, forced=forced),
+                                            + chips(trace.target_tokens[:step], now=t, forced=forced,
+                                                    special=special),
                                             unsafe_allow_html=True)
-        st.markdown(f"<span class='lens-label'>as text</span> {html.escape(joined(trace.target_tokens[:step]))}",
+        st.markdown(f"<span class='lens-label'>as text</span> {common.text(joined(trace.target_tokens[:step]))}",
                     unsafe_allow_html=True)
         st.markdown(f"<span class='lens-label'>row {t} read</span>"
-                    + chips([trace.decoder_input_tokens[t]], cls="read")
+                    + chips([trace.decoder_input_tokens[t]], cls="read", special=special)
                     + f"<span class='lens-label'>and {'had to predict' if teacher else 'chose'}</span>"
                     + chips([trace.target_tokens[t]], now=0), unsafe_allow_html=True)
         if teacher:
             ok = s.extra.get("correct")
             verdict = ":green[matches]" if ok else ":red[differs from]"
-            st.markdown(f"Model's top guess: `{s.token}` ({s.prob:.1%}) {verdict} "
-                        f"the reference `{trace.target_tokens[t]}` (p = {s.extra.get('target_prob', 0):.1%}).")
+            st.markdown(f"Model's top guess: {chips([s.token])} ({s.prob:.1%}) {verdict} the reference "
+                        f"{chips([trace.target_tokens[t]])} (p = {s.extra.get('target_prob', 0):.1%}).",
+                        unsafe_allow_html=True)
         else:
             force_ui(engine, trace, t)
     with right:
@@ -235,10 +242,14 @@ def main() -> None:
 
     sync_run((model_key, source, target, common.options_key(options)))
     trace = run_or_stop(model_key, source, target, options)
+    special = common.special_pieces(engine)
     st.container(key="tokens").markdown("<span class='lens-label'>tokens fed to the encoder</span>"
-                                        + chips(trace.source_tokens), unsafe_allow_html=True)
+                                        + chips(trace.source_tokens, special=special), unsafe_allow_html=True)
+    if special & {*trace.source_tokens, *trace.target_tokens}:
+        st.caption("Dotted grey tokens are the model's special tokens (padding, end of sentence, decoder start, "
+                   "language codes).")
     if trace.options.get("normalised_source") != source.strip():
-        st.caption(f"Normalised to the corpus conventions: “{trace.options['normalised_source']}”")
+        st.caption(f"Normalised to the corpus conventions: “{common.text(trace.options['normalised_source'])}”")
     for w in trace.options.get("warnings", []):
         st.warning(w)
     stepper(model_key, source, target, options)
@@ -251,7 +262,7 @@ def run_or_stop(model_key: str, source: str, target: str | None, options: Decode
     try:
         return common.get_trace(model_key, source, target, common.options_key(replace(options, forced=forced)))
     except (ModelInputError, CheckpointError) as exc:
-        st.error(str(exc))
+        st.error(common.text(exc))
         st.stop()
 
 

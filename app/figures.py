@@ -9,6 +9,8 @@ position so that repeated tokens stay distinct categories on plotly's axes.
 
 from __future__ import annotations
 
+import base64
+import io
 from collections.abc import Sequence
 
 import numpy as np
@@ -21,6 +23,10 @@ MASK_GLYPH = "╱"
 ACCENT = "#d9480f"
 WIDTH = 1100  # px the figures are laid out for (Streamlit's wide layout)
 FONT = dict(family="Inter, 'DejaVu Sans', Arial, sans-serif", size=13, color="#1f2933")
+# Above this many cells a grid draws each panel as a PNG image, not a heatmap: a 512-token source on a
+# 6-layer x 8-head model is 12.6 million cells, ~130 MB of heatmap JSON per view, and a panel ~130 px wide
+# cannot show one cell per pixel anyway (benchmarks/RESULTS.md). One head stays an exact heatmap.
+IMAGE_CELLS = 500_000
 
 
 def escape(token: str) -> str:
@@ -50,7 +56,7 @@ def _traces(w: np.ndarray, q_labels: list[str], k_labels: list[str], mask: np.nd
             showscale: bool, coloraxis: str | None = None, axes: tuple[str, str] = ("x", "y")) -> list[dict]:
     """One head as trace dicts: the weight heatmap, plus (if any cell is masked) a grey hatched overlay of
     the masked cells. Plain dicts: plotly validates them once, when the figure is made."""
-    z = w.astype(np.float64)
+    z = w.astype(np.float32)  # the Trace's own precision; plotly sends it as 4-byte binary, half of float64
     if mask is not None:
         z = np.where(mask, z, np.nan)
     main = dict(type="heatmap", z=z, x=k_labels, y=q_labels, zmin=0.0, zmax=zmax, xgap=1, ygap=1,
@@ -63,11 +69,49 @@ def _traces(w: np.ndarray, q_labels: list[str], k_labels: list[str], mask: np.nd
     traces = [main]
     if mask is not None and not mask.all():
         traces.append(dict(
-            type="heatmap", z=np.where(mask, np.nan, 1.0), x=k_labels, y=q_labels, zmin=0, zmax=1, xgap=1, ygap=1,
-            xaxis=axes[0], yaxis=axes[1], showscale=False, colorscale=[[0, MASK_COLOR], [1, MASK_COLOR]],
+            type="heatmap", z=np.where(mask, np.nan, 1.0).astype(np.float32), x=k_labels, y=q_labels, zmin=0,
+            zmax=1, xgap=1, ygap=1, xaxis=axes[0], yaxis=axes[1], showscale=False,
+            colorscale=[[0, MASK_COLOR], [1, MASK_COLOR]],
             text=np.where(mask, "", MASK_GLYPH), texttemplate="%{text}", textfont=dict(color="#8a8a8a", size=10),
             hovertemplate="query %{y}<br>key %{x}<br>masked: this query may not see this key<extra></extra>"))
     return traces
+
+
+def _palette() -> list[int]:
+    """COLORSCALE as a 256-colour PNG palette: indices 0-254 for weights 0..zmax, 255 for masked cells."""
+    stops = np.array([s for s, _ in COLORSCALE])
+    rgb = np.array([[int(c[i:i + 2], 16) for i in (1, 3, 5)] for _, c in COLORSCALE], dtype=float)
+    f = np.linspace(0.0, 1.0, 255)
+    table = np.stack([np.interp(f, stops, rgb[:, j]) for j in range(3)], axis=1).round().astype(int)
+    masked = [int(MASK_COLOR[i:i + 2], 16) for i in (1, 3, 5)]
+    return [*table.ravel().tolist(), *masked]
+
+
+def png_uri(w: np.ndarray, mask: np.ndarray | None, zmax: float) -> str:
+    """One head (q, k) as an indexed-colour PNG data URI, one pixel a cell, in the heatmaps' colours; masked
+    cells are MASK_COLOR (a hatch glyph cannot be drawn inside a cell smaller than a pixel)."""
+    from PIL import Image  # Streamlit's own dependency; only large grids need it
+
+    idx = np.clip(np.rint(np.asarray(w, dtype=np.float64) / zmax * 254), 0, 254).astype(np.uint8)
+    if mask is not None:
+        idx[~mask] = 255
+    img = Image.fromarray(idx, mode="P")
+    img.putpalette(_palette())
+    buf = io.BytesIO()
+    img.save(buf, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _image_axes(q_labels: list[str], k_labels: list[str], panel_px: float) -> tuple[dict, dict]:
+    """Numeric axes (pixel i = token i) for panels drawn as images, a labelled tick every ~20 px."""
+    def ticks(lab: list[str], rng: list[float]) -> dict:
+        step = max(1, -(-len(lab) // max(2, int(panel_px // 20))))
+        vals = list(range(0, len(lab), step))
+        return dict(type="linear", range=rng, tickmode="array", tickvals=vals, ticktext=[lab[i] for i in vals],
+                    tickfont=dict(size=8), automargin=True, showgrid=False, zeroline=False)
+
+    x = dict(**ticks(k_labels, [-0.5, len(k_labels) - 0.5]), tickangle=-55)
+    return x, ticks(q_labels, [len(q_labels) - 0.5, -0.5])  # queries top to bottom
 
 
 def _axis_style(cell_w: float, cell_h: float) -> tuple[dict, dict]:
@@ -120,7 +164,8 @@ def grid(weights: np.ndarray, q_labels: Sequence[str], k_labels: Sequence[str], 
     """Every layer x head: weights (L, h, q, k) -> an L-row, h-column grid sharing one colour scale.
 
     Tick labels appear only on the outer subplots (left column, bottom row); hover gives every cell's
-    query, key and weight.
+    query, key and weight. Above IMAGE_CELLS cells each panel is a PNG image instead (weights quantised to
+    255 levels of the same colour scale, square pixels, sparse tick labels; hover gives query and key).
     """
     weights = np.asarray(weights)
     if weights.ndim != 4:
@@ -136,6 +181,10 @@ def grid(weights: np.ndarray, q_labels: Sequence[str], k_labels: Sequence[str], 
     cell = max(cell_w, 17)
     gap_px, title_px = 34, 60 if title else 34
     xa, ya = _axis_style(cell_w, cell)
+    as_image = weights.size > IMAGE_CELLS
+    if as_image:  # square pixels across the page's width; cells may be smaller than a screen pixel
+        cell = max(60 / n_q, (WIDTH - 40 * n_heads) / (n_heads * n_k))
+        xa, ya = _image_axes(q_labels, k_labels, cell * min(n_q, n_k))
     y_room = 20 + 0.55 * xa["tickfont"]["size"] * max((len(s) for s in k_labels), default=4)  # rotated key labels below
     plot_h = cell * n_q * n_layers + gap_px * (n_layers - 1)
     height = int(plot_h + title_px + y_room)
@@ -160,7 +209,14 @@ def grid(weights: np.ndarray, q_labels: Sequence[str], k_labels: Sequence[str], 
             notes.append(dict(text=f"{row_names[li]} · {col_names[hi]}", x=x0 + col_w / 2, y=top, xref="paper",
                               yref="paper", xanchor="center", yanchor="bottom", showarrow=False,
                               font=dict(size=12, color="#52606d")))
-            data += _traces(weights[li, hi], q_labels, k_labels, mask, zmax, False, "coloraxis", (x, y))
+            if as_image:
+                data.append(dict(type="image", source=png_uri(weights[li, hi], mask, zmax), x0=0, dx=1, y0=0, dy=1,
+                                 xaxis=x, yaxis=y, hovertemplate="query %{y} · key %{x}<br>choose One head to read "
+                                                                 "each weight<extra></extra>"))
+            else:
+                data += _traces(weights[li, hi], q_labels, k_labels, mask, zmax, False, "coloraxis", (x, y))
+    if as_image:  # images use no colour axis: one cell drawn off the axes' range keeps the colour bar
+        data.append(dict(type="heatmap", z=[[0.0]], x=[-9], y=[-9], coloraxis="coloraxis", hoverinfo="skip"))
     layout = dict(
         title=dict(text=title, x=0.01, font=dict(size=15)) if title else None, font=FONT, plot_bgcolor="#ffffff",
         height=height, margin=dict(l=10, r=10, t=title_px, b=10), annotations=notes,

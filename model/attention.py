@@ -10,19 +10,23 @@ from torch import nn
 
 
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-              mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+              mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
     """softmax(q k^T / sqrt(d_k)) v.
 
-    q: (B, h, Tq, d_k); k, v: (B, h, Tk, d_k); mask: bool broadcastable to (B, h, Tq, Tk), True = may attend.
+    q: (B, h, Tq, d_k); k, v: (B, h, Tk, d_k); mask: bool broadcastable to (B, h, Tq, Tk), True = may attend,
+    or None when every key may be attended (a cached decoding step of an unpadded batch: skipping the fill
+    saves two operations per attention call, most of a step being per-operation overhead at small sizes).
     Returns (out (B, h, Tq, d_k), weights (B, h, Tq, Tk)).
     """
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, h, Tq, Tk)
-    scores = scores.masked_fill(~mask, float("-inf"))
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
     weights = scores.softmax(dim=-1)
     return weights @ v, weights
 
 
-def attention_no_weights(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+def attention_no_weights(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                         mask: torch.Tensor | None) -> torch.Tensor:
     """The same computation through PyTorch's fused kernel, which does not expose the weights.
 
     Used where nothing is being traced (training, evaluation, the capture-overhead benchmark).
@@ -51,7 +55,7 @@ class MultiHeadAttention(nn.Module):
         """x: (B, Tk, d_model) -> keys and values, each (B, h, Tk, d_k)."""
         return self._split(self.w_k(x)), self._split(self.w_v(x))
 
-    def forward(self, x: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor,
+    def forward(self, x: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
                 need_weights: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
         """x: (B, Tq, d_model) queries; k, v: (B, h, Tk, d_k) -> ((B, Tq, d_model), weights or None)."""
         q = self._split(self.w_q(x))

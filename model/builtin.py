@@ -24,7 +24,7 @@ class BuiltinEngine(Engine):
         self.n_encoder_layers = self.cfg.n_encoder_layers
         self.n_decoder_layers = self.cfg.n_decoder_layers
         self.n_heads = self.cfg.n_heads
-        self.max_source_tokens = self.cfg.max_positions
+        self.max_source_tokens = self.max_target_tokens = self.cfg.max_positions
         self._src_words = frozenset(ckpt.source_tokenizer.words())
         self._tgt_words = frozenset(ckpt.target_tokenizer.words())
 
@@ -33,18 +33,24 @@ class BuiltinEngine(Engine):
         return cls(load_checkpoint(folder))
 
     def normalise(self, text: str) -> str:
-        return normalise(text, self._src_words)
+        return normalise(text, self._src_words, self._source_pieces)
 
     def normalise_target(self, text: str) -> str:
-        return normalise(text, self._tgt_words)
+        return normalise(text, self._tgt_words, self._target_pieces)
+
+    def _source_pieces(self, word: str) -> int:
+        return len(self.ckpt.source_tokenizer.encode(word).ids)
+
+    def _target_pieces(self, word: str) -> int:
+        return len(self.ckpt.target_tokenizer.encode(word).ids)
 
     def encode_source(self, text: str) -> tuple[list[int], list[str]]:
         tok = self.ckpt.source_tokenizer.encode(text)
         return [*tok.ids, self.cfg.eos_id], [*tok.pieces, self.ckpt.source_tokenizer.piece(self.cfg.eos_id)]
 
-    def encode_target(self, text: str) -> list[int]:
-        ids = list(self.ckpt.target_tokenizer.encode(text).ids)[: self.cfg.max_positions - 1]
-        return [*ids, self.cfg.eos_id]
+    def encode_target(self, text: str, truncate: bool = True) -> list[int]:
+        ids = list(self.ckpt.target_tokenizer.encode(text).ids)
+        return [*(ids[: self.cfg.max_positions - 1] if truncate else ids), self.cfg.eos_id]
 
     def piece(self, token_id: int) -> str:
         return self.ckpt.target_tokenizer.piece(token_id)
@@ -85,7 +91,8 @@ class BuiltinEngine(Engine):
 
     @torch.no_grad()
     def translate_batch(self, sources: list[str], max_len: int | None = None) -> list[str]:
-        srcs = [self.encode_source(s)[0][: self.max_source_tokens] for s in sources]
+        srcs = [self.encode_source(s)[0] for s in sources]
+        srcs = [s if len(s) <= self.max_source_tokens else s[: self.max_source_tokens - 1] + s[-1:] for s in srcs]
         opts = DecodeOptions(max_len=max_len or default_max_len(self.cfg, max(len(s) for s in srcs)))
         runs = generate_batch(self.model, srcs, opts, need_weights=False)
         return [self.detokenize(r.out_ids) for r in runs]

@@ -107,4 +107,6 @@ def load_checkpoint(folder: Path) -> Checkpoint:
             card = json.loads((folder / CARD).read_text())
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise CheckpointError(f"{folder / CARD} is not valid JSON ({exc})") from exc
+        if not isinstance(card, dict):
+            raise CheckpointError(f"{folder / CARD} must hold a JSON object, not {type(card).__name__}")
     return Checkpoint(cfg, model, src_tok, tgt_tok, card, folder)

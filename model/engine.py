@@ -75,6 +75,7 @@ class Engine(ABC):
     n_decoder_layers: int
     n_heads: int
     max_source_tokens: int
+    max_target_tokens: int
     supports_causal_switch: bool = True
     supports_shift_switch: bool = True
     card: dict[str, Any]
@@ -88,8 +89,9 @@ class Engine(ABC):
         """Normalised source text -> (ids fed to the encoder, their pieces), special tokens included."""
 
     @abstractmethod
-    def encode_target(self, text: str) -> list[int]:
-        """Target text -> label ids, ending with the end-of-sentence id."""
+    def encode_target(self, text: str, truncate: bool = True) -> list[int]:
+        """Target text -> label ids, ending with the end-of-sentence id; at most `max_target_tokens` of them
+        unless truncate is False."""
 
     @abstractmethod
     def piece(self, token_id: int) -> str: ...
@@ -141,6 +143,20 @@ class Engine(ABC):
             pieces = pieces[: self.max_source_tokens - 1] + pieces[-1:]
         return normalised, ids, pieces, warnings
 
+    def prepare_target(self, text: str) -> tuple[list[int], list[str]]:
+        """Reference target -> (label ids, warnings): like the source, a target longer than the model's
+        positions is truncated (its end token kept) with a warning rather than silently."""
+        normalised = self.normalise_target(text)
+        if not normalised.strip():
+            raise ModelInputError("Teacher forcing needs a reference target: the one given is empty.")
+        labels = self.encode_target(normalised, truncate=False)
+        limit = self.max_target_tokens
+        if len(labels) <= limit:
+            return labels, []
+        return labels[: limit - 1] + labels[-1:], [
+            f"The reference target has {len(labels)} tokens; this model reads at most {limit}, so it was "
+            f"truncated to the first {limit}."]
+
     def trace(self, text: str, target: str | None = None, options: DecodeOptions | None = None) -> Trace:
         """One decoding run (or, with a target or mode="teacher_forced", one teacher-forced pass)."""
         options = options or DecodeOptions()
@@ -150,9 +166,9 @@ class Engine(ABC):
                 raise ModelInputError("Teacher forcing needs a reference target.")
             if options.mode != "teacher_forced":
                 options = DecodeOptions(**{**asdict(options), "mode": "teacher_forced"})
-            labels = self.encode_target(self.normalise_target(target))
+            labels, target_warnings = self.prepare_target(target)
             run = self.run_teacher_forced(src_ids, labels, options.causal, options.shift)
-            return self._to_trace(run, options, normalised, warnings)
+            return self._to_trace(run, options, normalised, warnings + target_warnings)
         if options.mode == "beam":
             runs, beam_steps = self.run_beam(src_ids, options)
             beams = tuple(self._to_trace(r, options, normalised, warnings) for r in runs)

@@ -54,7 +54,8 @@ def evaluate(engine: Engine, sources: Sequence[str], targets: Sequence[str], cau
         "n": len(sources),
         "exact_match": sum(h == r for h, r in zip(hyps, refs)) / max(len(refs), 1),
         "chrf": sacrebleu.corpus_chrf(hyps, [refs]).score,
-        "bleu": sacrebleu.corpus_bleu(hyps, [refs]).score,
+        # force: the corpus text is tokenised by design (punctuation as its own token).
+        "bleu": sacrebleu.corpus_bleu(hyps, [refs], force=True).score,
         "teacher_forced_accuracy": acc,
         "teacher_forced_loss": loss,
     }

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from safetensors import SafetensorError
 
 from model.checkpoint import CheckpointError, refuse_pickles
 from model.engine import DecodeOptions, Engine, ModelInputError, RawRun
@@ -152,7 +153,13 @@ class HFEngine(Engine):
             model, info = AutoModelForSeq2SeqLM.from_pretrained(
                 spec, attn_implementation="eager", use_safetensors=True, dtype=torch.float32,
                 output_loading_info=True, **hub)
+        except SafetensorError as exc:
+            raise CheckpointError(f"{spec}: its safetensors weights are corrupt or truncated ({exc})") from exc
         except (OSError, ValueError, RuntimeError) as exc:
+            if "mismatched_sizes" in str(exc):  # transformers logs the table of shapes; say it in one sentence
+                raise CheckpointError(f"{spec}: config.json disagrees with the weights: some weights have other "
+                                      f"shapes than the config implies (e.g. a changed d_model or vocab_size)"
+                                      ) from exc
             raise CheckpointError(f"{spec}: the model cannot be loaded ({exc})") from exc
         missing = sorted(info.get("missing_keys", []))
         if missing:
@@ -235,17 +242,18 @@ class HFEngine(Engine):
     # ---- text -----------------------------------------------------------------------------------------------
     def normalise(self, text: str) -> str:
         """Only control characters and runs of whitespace go: the model's tokenizer does the rest."""
-        return clean(text)[:MAX_INPUT_CHARS]
+        return clean(text, MAX_INPUT_CHARS)
 
     def encode_source(self, text: str) -> tuple[list[int], list[str]]:
         ids = [int(i) for i in self.tokenizer(text)["input_ids"]]
         return ids, [self.source_piece(i) for i in ids]
 
-    def encode_target(self, text: str) -> list[int]:
+    def encode_target(self, text: str, truncate: bool = True) -> list[int]:
         ids = [int(i) for i in self.tokenizer(text_target=text)["input_ids"]]
-        ids = ids[: self.max_target_tokens]
+        limit = self.max_target_tokens if truncate else len(ids) + 1
+        ids = ids[:limit]
         if not ids or ids[-1] not in self.eos_ids:
-            ids = [*ids[: self.max_target_tokens - 1], self.eos_id]
+            ids = [*ids[: limit - 1], self.eos_id]
         return ids
 
     def piece(self, token_id: int) -> str:

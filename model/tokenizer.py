@@ -50,14 +50,21 @@ class SubwordTokenizer:
         return self.sp.get_piece_size()
 
     def encode(self, text: str) -> Tokenized:
+        # SentencePiece takes UTF-8: a lone surrogate (e.g. from undecodable argv bytes) becomes U+FFFD.
+        text = text if text.isascii() else text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
         ids = tuple(self.sp.encode(text))
         return Tokenized(ids, tuple(self.piece(i) for i in ids))
 
+    def _check(self, i: int) -> int:
+        if not 0 <= int(i) < self.vocab_size:
+            raise ValueError(f"{self.name}: token id {i} is outside the vocabulary (0..{self.vocab_size - 1})")
+        return int(i)
+
     def piece(self, i: int) -> str:
-        return self.sp.id_to_piece(int(i))
+        return self.sp.id_to_piece(self._check(i))
 
     def decode(self, ids: Iterable[int]) -> str:
-        return self.sp.decode([int(i) for i in ids if int(i) not in (PAD_ID, BOS_ID, EOS_ID)])
+        return self.sp.decode([self._check(i) for i in ids if int(i) not in (PAD_ID, BOS_ID, EOS_ID)])
 
     def words(self) -> set[str]:
         """Every whole word the vocabulary holds as a single piece (used to restore German noun capitals)."""

@@ -110,8 +110,8 @@ class Trace:
                        steps=tuple(Step.from_dict(s) for s in d["steps"]),
                        beams=tuple(cls.from_dict(b) for b in d.get("beams", [])),
                        beam_steps=tuple(tuple(s) for s in d.get("beam_steps", [])), **arrays)
-        except (TypeError, KeyError, ValueError) as exc:
-            raise ValueError(f"trace: malformed ({exc})") from exc
+        except (TypeError, KeyError, ValueError, AttributeError, OverflowError, RecursionError) as exc:
+            raise ValueError(f"trace: malformed ({type(exc).__name__}: {exc})") from exc
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), ensure_ascii=False)
@@ -134,19 +134,21 @@ class Trace:
     def from_npz_dict(cls, z: Any) -> Trace:
         try:
             meta = json.loads(str(z["meta"]))
+            if not isinstance(meta, dict):
+                raise ValueError("meta must be a JSON object")
             for kind in KINDS:
                 meta[kind] = z[kind]
             for i, b in enumerate(meta.get("beams", [])):
                 for kind in KINDS:
                     b[kind] = z[f"beam{i}_{kind}"]
-        except (KeyError, ValueError) as exc:
+        except (KeyError, ValueError, TypeError, AttributeError, RecursionError) as exc:
             raise ValueError(f"trace: malformed NPZ ({exc})") from exc
         return cls.from_dict(meta)
 
     def save(self, path: Path) -> None:
         path = Path(path)
         if path.suffix == ".json":
-            path.write_text(self.to_json())
+            path.write_text(self.to_json(), encoding="utf-8")
         elif path.suffix == ".npz":
             np.savez_compressed(path, **self.to_npz_dict())
         else:
@@ -157,15 +159,16 @@ class Trace:
         path = Path(path)
         if path.suffix == ".json":
             try:
-                return cls.from_dict(json.loads(path.read_text()))
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}: not valid JSON ({exc})") from exc
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+                raise ValueError(f"{path}: not valid JSON ({type(exc).__name__}: {exc})") from exc
+            return cls.from_dict(data)
         if path.suffix == ".npz":
             try:
                 with np.load(path, allow_pickle=False) as z:
                     return cls.from_npz_dict(z)
-            except (OSError, ValueError) as exc:
-                raise ValueError(f"{path}: not a readable trace NPZ ({exc})") from exc
+            except Exception as exc:  # a damaged zip / .npy raises many types (BadZipFile, EOFError, zlib.error...)
+                raise ValueError(f"{path}: not a readable trace NPZ ({type(exc).__name__}: {exc})") from exc
         raise ValueError(f"{path}: a trace is read from .json or .npz")
 
 

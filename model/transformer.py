@@ -6,6 +6,7 @@ Every forward function returns the attention weights it computed, one tensor per
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -25,6 +26,15 @@ def sinusoidal_positions(length: int, d_model: int, start: int = 0) -> torch.Ten
     pe[:, 0::2] = torch.sin(pos * div)
     pe[:, 1::2] = torch.cos(pos * div)
     return pe
+
+
+@functools.lru_cache(maxsize=16)
+def position_table(length: int, d_model: int) -> torch.Tensor:
+    """sinusoidal_positions(length, d_model), computed once: a cached decoding step needs one row of it, and
+    rebuilding the table every step was ~4% of a decode (benchmarks/RESULTS.md). Read-only, and made outside
+    inference mode so that training may use it after a traced run in the same process."""
+    with torch.inference_mode(False):
+        return sinusoidal_positions(length, d_model)
 
 
 class FeedForward(nn.Module):
@@ -58,6 +68,20 @@ class EncoderLayer(nn.Module):
         return x, w
 
 
+class KVStore:
+    """Key/value buffers (B, h, capacity, d_k) with room to spare; `length` rows are used by the newest cache.
+
+    Appending one step's keys with torch.cat copies the whole prefix every step (O(T^2) over a run, 16% of a
+    256-token decode in the profile, benchmarks/RESULTS.md); writing into spare room is O(1) per step, and the
+    room doubles when full (amortised O(T))."""
+
+    def __init__(self, like: torch.Tensor, capacity: int) -> None:
+        b, h, _, d_k = like.shape
+        self.k = like.new_empty(b, h, capacity, d_k)
+        self.v = like.new_empty(b, h, capacity, d_k)
+        self.length = 0
+
+
 @dataclass
 class LayerCache:
     """Key-value cache of one decoder layer: self-attention keys/values grow by one row per step;
@@ -67,6 +91,28 @@ class LayerCache:
     self_v: torch.Tensor | None
     cross_k: torch.Tensor  # (B, h, n, d_k)
     cross_v: torch.Tensor
+    store: KVStore | None = None  # the buffers self_k / self_v are prefixes of, when grown step by step
+
+    def extend(self, k: torch.Tensor, v: torch.Tensor) -> LayerCache:
+        """The cache with k, v (B, h, T, d_k) appended after the earlier positions.
+
+        The first call (nothing cached: a full pass, or training) keeps k, v as they are. Later calls write into
+        the store in place, but only when this cache is the newest user of the store: extending an older cache
+        again (a branch) copies its prefix into a fresh store, so no other cache's rows are ever overwritten.
+        """
+        if self.self_k is None:
+            return LayerCache(k, v, self.cross_k, self.cross_v)
+        t_prev = self.self_k.shape[2]
+        t_new = t_prev + k.shape[2]
+        store = self.store
+        if store is None or store.length != t_prev or store.k.shape[2] < t_new:
+            store = KVStore(k, max(2 * t_new, 16))
+            store.k[:, :, :t_prev] = self.self_k
+            store.v[:, :, :t_prev] = self.self_v
+        store.k[:, :, t_prev:t_new] = k
+        store.v[:, :, t_prev:t_new] = v
+        store.length = t_new
+        return LayerCache(store.k[:, :, :t_new], store.v[:, :, :t_new], self.cross_k, self.cross_v, store)
 
     def select(self, index: torch.Tensor) -> LayerCache:
         """Reorder the batch (beam search): index (B',) of rows to keep."""
@@ -87,23 +133,20 @@ class DecoderLayer(nn.Module):
         self.norm3 = nn.LayerNorm(cfg.d_model)
         self.drop = nn.Dropout(cfg.dropout)
 
-    def forward(self, y: torch.Tensor, cache: LayerCache, self_mask: torch.Tensor, cross_mask: torch.Tensor,
-                need_weights: bool = True):
+    def forward(self, y: torch.Tensor, cache: LayerCache, self_mask: torch.Tensor | None,
+                cross_mask: torch.Tensor | None, need_weights: bool = True):
         """y: (B, T, d_model) new decoder positions; cache holds earlier positions' keys/values.
 
-        self_mask: (B|1, 1, T, t_prev + T); cross_mask: (B, 1, 1, n).
+        self_mask: (B|1, 1, T, t_prev + T); cross_mask: (B, 1, 1, n); either None when nothing is masked.
         Returns (y, new cache, self weights (B, h, T, t_prev + T), cross weights (B, h, T, n)).
         """
-        k, v = self.self_attn.project_kv(y)
-        if cache.self_k is not None:
-            k = torch.cat([cache.self_k, k], dim=2)
-            v = torch.cat([cache.self_v, v], dim=2)
-        a, w_self = self.self_attn(y, k, v, self_mask, need_weights)
+        cache = cache.extend(*self.self_attn.project_kv(y))
+        a, w_self = self.self_attn(y, cache.self_k, cache.self_v, self_mask, need_weights)
         y = self.norm1(y + self.drop(a))
         c, w_cross = self.cross_attn(y, cache.cross_k, cache.cross_v, cross_mask, need_weights)
         y = self.norm2(y + self.drop(c))
         y = self.norm3(y + self.drop(self.ff(y)))
-        return y, LayerCache(k, v, cache.cross_k, cache.cross_v), w_self, w_cross
+        return y, cache, w_self, w_cross
 
 
 @dataclass
@@ -139,7 +182,8 @@ class Transformer(nn.Module):
 
     def _embed(self, table: nn.Embedding, ids: torch.Tensor, start: int = 0) -> torch.Tensor:
         """ids (B, T) -> (B, T, d_model): embeddings scaled by sqrt(d_model) plus sinusoidal positions."""
-        pe = sinusoidal_positions(ids.shape[1], self.cfg.d_model, start).to(ids.device)
+        end = start + ids.shape[1]
+        pe = position_table(max(end, self.cfg.max_positions), self.cfg.d_model)[start:end].to(ids.device)
         return self.drop(table(ids) * math.sqrt(self.cfg.d_model) + pe)
 
     def encode(self, src: torch.Tensor, src_keep: torch.Tensor, need_weights: bool = True) -> Encoded:
@@ -160,16 +204,17 @@ class Transformer(nn.Module):
             caches.append(LayerCache(None, None, k, v))
         return caches
 
-    def decode(self, tgt_in: torch.Tensor, enc: Encoded, self_mask: torch.Tensor,
+    def decode(self, tgt_in: torch.Tensor, enc: Encoded, self_mask: torch.Tensor | None,
                caches: list[LayerCache] | None = None, start: int = 0, need_weights: bool = True) -> DecoderOutput:
         """tgt_in: (B, T) ids read by decoder positions start .. start+T-1.
 
-        self_mask: (B|1, 1, T, start + T) bool. With caches=None the cross keys/values are projected here.
+        self_mask: (B|1, 1, T, start + T) bool, or None when every key may be attended (a cached step).
+        With caches=None the cross keys/values are projected here.
         """
         if caches is None:
             caches = self.init_caches(enc)
         y = self._embed(self.tgt_embed, tgt_in, start)
-        cross_mask = padding_mask(enc.src_keep)
+        cross_mask = None if bool(enc.src_keep.all()) else padding_mask(enc.src_keep)
         new_caches, self_attns, cross_attns = [], [], []
         for layer, cache in zip(self.decoder, caches):
             y, cache, w_self, w_cross = layer(y, cache, self_mask, cross_mask, need_weights)

@@ -263,3 +263,19 @@ def test_cli_trace_writes_the_design_schema(tiny_ckpt, tmp_path):
     bad = subprocess.run([sys.executable, "-m", "model", "trace", "--model", str(tmp_path), "--text", TEXT,
                           "--out", str(out)], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert bad.returncode == 2 and "error:" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_kv_cache_grown_in_place_never_overwrites_a_branch():
+    """The cache's keys grow in a buffer with spare room (model/transformer.py KVStore); extending an older
+    cache again (a branch) must copy, leaving the newer cache's rows as they were."""
+    from model.transformer import LayerCache
+
+    torch.manual_seed(0)
+    rows = [torch.randn(1, 2, 1, 4) for _ in range(4)]
+    cross = torch.zeros(1, 2, 3, 4)
+    a = LayerCache(None, None, cross, cross).extend(rows[0], rows[0]).extend(rows[1], rows[1])
+    b = a.extend(rows[2], rows[2])
+    c = a.extend(rows[3], rows[3])  # a branch from a: b's third row must survive
+    assert torch.equal(b.self_k, torch.cat(rows[:3], dim=2))
+    assert torch.equal(c.self_k, torch.cat([*rows[:2], rows[3]], dim=2))
+    assert torch.equal(b.extend(rows[0], rows[0]).self_v, torch.cat([*rows[:3], rows[0]], dim=2))

@@ -143,3 +143,28 @@ def test_stretched_colour_scale(greedy):
     fig = views.attention_figure(greedy, "cross_attention", "head", 2, scale="stretch")
     top = float(greedy.cross_attention[0, 0, :2].max())
     assert weight_traces(fig)[0].zmax == pytest.approx(top)
+
+
+def test_large_grid_is_drawn_as_images_in_the_same_colours(monkeypatch):
+    """Above IMAGE_CELLS a grid sends one indexed PNG per panel (a 512-token source on 6 x 8 heads would be
+    ~130 MB of heatmap JSON); each pixel is one cell, weights quantised to 255 levels, masked cells apart."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    monkeypatch.setattr(figures, "IMAGE_CELLS", 100)
+    rng = np.random.default_rng(0)
+    w = rng.dirichlet(np.ones(6), size=(2, 3, 6))  # (L=2, h=3, q=6, k=6)
+    mask = np.tril(np.ones((6, 6), bool))
+    w = np.where(mask, w, 0.0)
+    fig = figures.grid(w, figures.labels("abcdef"), figures.labels("abcdef"), mask=mask, highlight_row=2)
+    images = [t for t in fig.data if t.type == "image"]
+    assert len(images) == 6 and not weight_traces(fig)[1:]  # only the colour-bar holder is a heatmap
+    png = Image.open(io.BytesIO(base64.b64decode(images[4].source.split(",", 1)[1])))
+    idx = np.asarray(png)
+    assert idx.shape == (6, 6)
+    assert np.array_equal(idx[mask], np.rint(w[1, 1][mask] * 254).astype(np.uint8))
+    assert (idx[~mask] == 255).all()
+    assert fig.layout.yaxis.range == (5.5, -0.5)  # queries top to bottom, as in the heatmaps
+    assert len(fig.layout.shapes) == 6  # the step's row is still outlined in every panel

@@ -84,6 +84,11 @@ def plain(text: str) -> str:
     return " ".join(text.split())
 
 
+def short(text: str, limit: int = 120) -> str:
+    """A collapsed model's output can be one endless word: cut it so that it does not overflow its column."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 # ---- widgets --------------------------------------------------------------------------------------------------
 def switches_ui(engine) -> tuple[bool, bool]:
     """The two switches for the current teacher-forced run; disabled, with the engine's reason, where the
@@ -233,7 +238,7 @@ def broken_view(source: str, target: str) -> None:
     signature = st.radio("Attention signature", list(SIGNATURES), key=K_SIGNATURE, horizontal=True,
                          format_func=SIGNATURES.get)
     st.markdown(f"**On this sentence**, each model in teacher forcing as it was trained, then writing on its own "
-                f"(greedy): “{plain(source)}”")
+                f"(greedy): “{common.text(plain(source))}”")
     cols = st.columns(3)
     for col, key in zip(cols, TRIO):
         with col:
@@ -250,8 +255,10 @@ def sentence_column(key: str, engine, source: str, target: str, signature: str) 
     metrics = engine.card.get("test_metrics") or engine.card.get("valid_metrics") or {}
     if metrics:
         a, b = st.columns(2)
-        a.metric("teacher-forced acc. (test)", f"{metrics.get('teacher_forced_accuracy', float('nan')):.1%}")
-        b.metric("exact match (test)", f"{metrics.get('exact_match', float('nan')):.1%}")
+        a.metric("TF accuracy", f"{metrics.get('teacher_forced_accuracy', float('nan')):.1%}",
+                 help="Teacher-forced token accuracy on the test split, as trained (card.json).")
+        b.metric("exact match", f"{metrics.get('exact_match', float('nan')):.1%}",
+                 help="Free-running (greedy) translations equal to the reference, test split (card.json).")
     try:
         greedy = common.get_trace(key, source, None, common.options_key(DecodeOptions(mode="greedy")))
         tf = (common.get_trace(key, source, target, common.options_key(
@@ -260,11 +267,11 @@ def sentence_column(key: str, engine, source: str, target: str, signature: str) 
         st.error(str(exc))
         return
     out = engine.detokenize([s.id for s in greedy.steps])
-    rep = repetition(out.split())
+    rep = repetition([s.token for s in greedy.steps if s.id not in engine.special_ids()])
     same = target.strip() and plain(out) == plain(target)
-    st.markdown(f"**greedy:** {out or '∅'}")
+    st.markdown(f"**greedy:** {common.text(short(out)) or '∅'}")
     st.caption(("exact match" if same else "differs from the reference") +
-               (f" · repeats “{rep.top_token}” {rep.longest_run}× in a row" if rep.repeats() else ""))
+               (f" · writes “{rep.run_token}” {rep.longest_run}× in a row" if rep.repeats() else ""))
     if tf is None:
         st.caption("Type a reference target to see the teacher-forced run.")
         return
@@ -299,12 +306,12 @@ def sample_section(keys: tuple[str, ...]) -> None:
             "at": f"L{nxt['layer']} H{nxt['head']}" if nxt["layer"] else "",
             "copy-diagonal weight (best head)": cpy["value"],
             "at ": f"L{cpy['layer']} H{cpy['head']}" if cpy["layer"] else "",
-            "outputs repeating a token ≥3×": rep.repeat_share,
-            "example output": rep.outputs[0] if rep.outputs else ""})
+            "outputs repeating a piece ≥3×": rep.repeat_share,
+            "example output": short(rep.outputs[0], 80) if rep.outputs else ""})
     pct = st.column_config.NumberColumn(format="percent")
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="leak_sample_table", column_config={
         c: pct for c in ("teacher-forced accuracy", "exact match (greedy)", "next-position weight (best head)",
-                         "copy-diagonal weight (best head)", "outputs repeating a token ≥3×")})
+                         "copy-diagonal weight (best head)", "outputs repeating a piece ≥3×")})
 
 
 # ---- page -------------------------------------------------------------------------------------------------------

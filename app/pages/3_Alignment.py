@@ -25,7 +25,7 @@ from model import alignment as al  # noqa: E402
 from model.corpora import read_tsv  # noqa: E402
 
 DATA = common.ROOT / "assets" / "data"
-READINGS = {"shift": "Shift-aware (row where the word is the input)", "plain": "Plain (row that predicts the word)"}
+READINGS = {"plain": "Plain (row that predicts the word)", "shift": "Shift-aware (row where the word is the input)"}
 EXTRACTS = {"argmax": "Argmax (best source word per target word)", "threshold": "Threshold (every weight ≥ τ)",
             "inter": "Intersection (best both ways)", "union": "Union (best either way)"}
 MEAN = 0  # the "all layers" / "mean over heads" choice in the layer and head boxes
@@ -79,8 +79,9 @@ def _init(key: str, value) -> None:
 
 def method_ui(engine) -> al.Method:
     """Reading, layer, head, extraction and threshold -> a Method."""
-    _init(K_READING, al.DEFAULT_READING)
-    _init(K_EXTRACT, "argmax")
+    default = al.Method.parse(al.DEFAULT_METHOD)
+    _init(K_READING, default.reading)
+    _init(K_EXTRACT, default.extract)
     _init(K_TAU, al.DEFAULT_THRESHOLD)
     _init(K_LAYER, MEAN)
     _init(K_HEAD, MEAN)
@@ -133,7 +134,7 @@ def sentence_view(model_key: str, engine, source: str, target: str, gold_text: s
             gold.check(len(src), len(tgt))
             sure, possible = gold.sure, gold.possible
         except ValueError as exc:
-            st.warning(f"Gold links ignored: {exc}")
+            st.warning(f"Gold links ignored: {common.text(exc)}")
     weights = wa.matrix(method.reading, method.layer, method.head)
     links = method.links(wa)
     cols = st.columns([1, 1, 1, 3])

@@ -22,6 +22,8 @@ def run(args: argparse.Namespace) -> int:
     shift = engine.card.get("trained_shift", True) if args.shift is None else args.shift == "on"
     result = evaluate(engine, [r.source for r in rows], [r.target for r in rows], causal, shift,
                       progress=not args.json)
+    if args.update_card:
+        _update_card(Path(args.model), args.data, result)
     if args.json:
         print(json.dumps(result))
     else:
@@ -32,6 +34,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _update_card(folder: Path, data: str, result: dict) -> None:
+    """Record the figures as the card's test-split metrics (after retraining a tokenizer rule, say)."""
+    card_path = folder / "card.json"
+    if not card_path.is_file():
+        raise ValueError(f"{folder} has no card.json to update")
+    card = json.loads(card_path.read_text())
+    card["test_metrics"] = {k: round(v, 5) if isinstance(v, float) else v for k, v in result.items()}
+    card["test_data"] = Path(data).name
+    card_path.write_text(json.dumps(card, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("eval", help="exact match, chrF, BLEU, teacher-forced accuracy and loss")
     p.add_argument("--model", required=True)
@@ -40,4 +53,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--causal", choices=("on", "off"), help="teacher-forcing mask (default: as trained)")
     p.add_argument("--shift", choices=("on", "off"), help="teacher-forcing shift (default: as trained)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument("--update-card", action="store_true", help="write the figures into the model's card.json")
     p.set_defaults(func=run)

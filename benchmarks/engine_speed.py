@@ -1,0 +1,195 @@
+"""Engine speed, measured as ratios of medians with the compared sides interleaved in every round.
+
+1. cache: step-through with the key-value cache (`generate_batch`) against recomputing the whole decoder
+   prefix at every step (the encoder runs once on both sides), both recording every attention row;
+2. capture: `generate_batch(need_weights=True)` (our attention, weights returned) against
+   `need_weights=False` (PyTorch's fused scaled_dot_product_attention, no weights);
+3. hf: our `generate_batch` against Hugging Face `MarianMTModel.generate(output_attentions=True,
+   return_dict_in_generate=True)` with eager attention, same dimensions, same input ids, same new tokens.
+
+Models have random weights (the speed of a forward pass does not depend on what the weights are); the end
+and padding tokens get a -1e9 output bias so that greedy decoding runs exactly to the requested length.
+Run through benchmarks/run_all.py.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from model.config import ModelConfig
+from model.decoding import _np, generate_batch, pad_batch
+from model.engine import DecodeOptions, RawRun
+from model.masks import causal_mask
+from model.transformer import Transformer
+
+# The shipped models' dimensions (model/train.py TrainConfig): d_model 128, 4 heads, 3 + 3 layers, d_ff 512,
+# a 1000-piece vocabulary; max_positions raised so that 256 target tokens fit.
+DEFAULT_DIMS = dict(d_model=128, n_heads=4, n_encoder_layers=3, n_decoder_layers=3, d_ff=512)
+LARGE_DIMS = dict(d_model=512, n_heads=8, n_encoder_layers=6, n_decoder_layers=6, d_ff=2048)
+VOCAB = 1000
+
+
+def interleaved(fns: dict[str, Callable[[], object]], rounds: int) -> dict[str, list[float]]:
+    """Seconds of each function over `rounds` rounds after one warm-up call each; within a round the
+    functions run one after the other, so a load spike on the shared machine hits every side alike."""
+    for fn in fns.values():
+        fn()
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
+def median(xs: list[float]) -> float:
+    return statistics.median(xs)
+
+
+def random_model(max_positions: int = 1024, seed: int = 0, **dims) -> Transformer:
+    """A random-weight Transformer that never ends a sentence early (end and pad get a -1e9 bias)."""
+    torch.manual_seed(seed)
+    cfg = ModelConfig(src_vocab_size=VOCAB, tgt_vocab_size=VOCAB, dropout=0.0, max_positions=max_positions,
+                      **{**DEFAULT_DIMS, **dims})
+    model = Transformer(cfg).eval()
+    with torch.no_grad():
+        model.generator.bias[cfg.eos_id] = -1e9
+        model.generator.bias[cfg.pad_id] = -1e9
+    return model
+
+
+def source_ids(n: int, seed: int = 0) -> list[int]:
+    rng = np.random.default_rng(seed)
+    return [*rng.integers(4, VOCAB, n - 1).tolist(), 3]  # ordinary pieces, then EOS
+
+
+@torch.inference_mode()  # as generate_batch
+def recompute_generate(model: Transformer, src: list[int], steps: int) -> RawRun:
+    """Greedy decoding without a cache: step t runs the decoder over the whole prefix 0..t again and keeps
+    the last row of every attention map. What a step-through costs without the KV cache."""
+    cfg = model.cfg
+    ids, keep = pad_batch([src], cfg.pad_id)
+    enc = model.encode(ids, keep)
+    prefix = [cfg.bos_id]
+    out_ids, self_rows, cross_rows, logits_rows = [], [], [], []
+    for t in range(steps):
+        out = model.decode(torch.tensor([prefix]), enc, causal_mask(t + 1))
+        logits = out.logits[0, -1]
+        nxt = int(logits.argmax())
+        self_rows.append(np.stack([_np(w[0, :, -1]) for w in out.self_attentions]))
+        cross_rows.append(np.stack([_np(w[0, :, -1]) for w in out.cross_attentions]))
+        logits_rows.append(_np(logits))
+        out_ids.append(nxt)
+        prefix.append(nxt)
+    n_layers, m = len(model.decoder), len(out_ids)
+    dec = np.zeros((n_layers, cfg.n_heads, m, m), dtype=np.float32)
+    for t, row in enumerate(self_rows):
+        dec[:, :, t, : t + 1] = row
+    enc_attn = np.stack([_np(w[0]) for w in enc.attentions])
+    return RawRun(src, prefix[:m], out_ids, np.stack(logits_rows), enc_attn, dec, np.stack(cross_rows, 2))
+
+
+@dataclass
+class Row:
+    """One line of a results table: a case, each side's median seconds, their ratio, the target."""
+
+    case: str
+    a_name: str
+    a_s: float
+    b_name: str
+    b_s: float
+    target: str
+    met: bool | None
+
+    @property
+    def ratio(self) -> float:
+        return self.a_s / self.b_s
+
+
+def bench_cache(lengths: tuple[int, ...], rounds: int, n_src: int = 16) -> list[Row]:
+    model = random_model()
+    src = source_ids(n_src)
+    rows = []
+    for length in lengths:
+        opts = DecodeOptions(max_len=length)
+        cached = generate_batch(model, [src], opts)[0]
+        full = recompute_generate(model, src, length)
+        if cached.out_ids != full.out_ids or not np.allclose(cached.cross_attn, full.cross_attn, atol=1e-5):
+            raise AssertionError(f"cache and recompute disagree at length {length}")
+        times = interleaved({"recompute": lambda length=length: recompute_generate(model, src, length),
+                             "cache": lambda opts=opts: generate_batch(model, [src], opts)},
+                            rounds if length < 256 else max(3, rounds // 2))
+        t_full, t_cache = median(times["recompute"]), median(times["cache"])
+        rows.append(Row(f"{length} target tokens", "recompute", t_full, "KV cache", t_cache,
+                        "cache >= 5x faster at 256" if length == 256 else "",
+                        t_full / t_cache >= 5 if length == 256 else None))
+    return rows
+
+
+def bench_capture(cases: list[tuple[str, dict, int, int]], rounds: int) -> list[Row]:
+    """cases: (name, dims, source tokens, target tokens)."""
+    rows = []
+    for name, dims, n_src, length in cases:
+        model = random_model(**dims)
+        src = source_ids(n_src)
+        opts = DecodeOptions(max_len=length)
+        times = interleaved({"with": lambda m=model, s=src, o=opts: generate_batch(m, [s], o, need_weights=True),
+                             "without": lambda m=model, s=src, o=opts: generate_batch(m, [s], o, need_weights=False)},
+                            rounds)
+        t_with, t_without = median(times["with"]), median(times["without"])
+        rows.append(Row(f"{name}, n={n_src}, m={length}", "capture (weights)", t_with, "fused sdpa (no weights)",
+                        t_without, "overhead <= 1.3x", t_with / t_without <= 1.3))
+    return rows
+
+
+def marian_like(dims: dict, max_positions: int = 1024, seed: int = 0):
+    """A random MarianMTModel of our dimensions with eager attention (the one that returns weights)."""
+    from transformers import MarianConfig, MarianMTModel
+
+    torch.manual_seed(seed)
+    config = MarianConfig(vocab_size=VOCAB, decoder_vocab_size=VOCAB, d_model=dims["d_model"],
+                          encoder_layers=dims["n_encoder_layers"], decoder_layers=dims["n_decoder_layers"],
+                          encoder_attention_heads=dims["n_heads"], decoder_attention_heads=dims["n_heads"],
+                          encoder_ffn_dim=dims["d_ff"], decoder_ffn_dim=dims["d_ff"],
+                          max_position_embeddings=max_positions, pad_token_id=VOCAB - 1, eos_token_id=0,
+                          decoder_start_token_id=VOCAB - 1, forced_eos_token_id=None, dropout=0.0,
+                          attention_dropout=0.0, activation_dropout=0.0)
+    model = MarianMTModel._from_config(config, attn_implementation="eager").eval()
+    with torch.no_grad():
+        model.final_logits_bias[0, config.eos_token_id] = -1e9
+        model.final_logits_bias[0, config.pad_token_id] = -1e9
+    return model
+
+
+def bench_hf(cases: list[tuple[str, dict, int, int]], rounds: int) -> list[Row]:
+    rows = []
+    for name, dims, n_src, length in cases:
+        ours = random_model(**dims)
+        theirs = marian_like({**DEFAULT_DIMS, **dims})
+        src = source_ids(n_src)
+        ids = torch.tensor([src])
+        opts = DecodeOptions(max_len=length)
+
+        def hf_generate(model=theirs, ids=ids, length=length):
+            with torch.no_grad():
+                return model.generate(input_ids=ids, attention_mask=torch.ones_like(ids), num_beams=1,
+                                      do_sample=False, min_new_tokens=length, max_new_tokens=length,
+                                      output_attentions=True, return_dict_in_generate=True)
+
+        out = hf_generate()
+        if out.sequences.shape[1] != length + 1 or len(out.cross_attentions) != length:
+            raise AssertionError(f"Hugging Face generated {out.sequences.shape[1] - 1} tokens, wanted {length}")
+        times = interleaved({"hf": hf_generate,
+                             "ours": lambda m=ours, s=src, o=opts: generate_batch(m, [s], o, need_weights=True)},
+                            rounds)
+        t_ours, t_hf = median(times["ours"]), median(times["hf"])
+        rows.append(Row(f"{name}, n={n_src}, m={length}", "ours (generate_batch)", t_ours, "HF generate",
+                        t_hf, "ratio <= 1.0", t_ours / t_hf <= 1.0))
+    return rows

@@ -1,0 +1,41 @@
+"""`python -m model probe`: the causality probe (model/probe.py) on one sentence."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def run(args: argparse.Namespace) -> int:
+    from model.loader import load_engine
+    from model.probe import probe
+
+    engine = load_engine(args.model, allow_hub=args.allow_hub)
+    result = probe(engine, args.text, args.target, causal=not args.no_causal_mask, shift=not args.no_shift)
+    if args.json:
+        print(json.dumps(result.to_dict(), ensure_ascii=False))
+        return 0
+    verdict = "LEAKS" if result.leaks else "PASS"
+    print(f"{verdict}: max past logit change {result.max_past_logit_change:.3g} "
+          f"({'>' if result.leaks else '<='} {result.threshold:g})")
+    print(f"largest weight on a later position: {result.future_attention_mass:.3g}")
+    if result.leaks:
+        j = result.worst_position
+        print(f"worst: replacing the labels from position {j} ({result.label_tokens[j]!r}) on moved rows 0..{j} "
+              f"by {result.position_changes[j]:.3g}")
+    print(f"(teacher forcing on {len(result.label_tokens)} labels from the {result.target_source}, causal mask "
+          f"{'on' if result.causal else 'off'}, shift {'on' if result.shift else 'off'})", file=sys.stderr)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("probe", help="causality probe: do earlier positions' logits move when later targets change")
+    p.add_argument("--model", required=True, help="checkpoint folder (ours) or Hugging Face model folder / hub id")
+    p.add_argument("--allow-hub", action="store_true", help="allow downloading a hub id (needs the network)")
+    p.add_argument("--text", required=True, help="source sentence")
+    p.add_argument("--target", help="reference target (default: the model's own greedy translation)")
+    p.add_argument("--no-causal-mask", action="store_true", help="teacher forcing without the causal mask")
+    p.add_argument("--no-shift", action="store_true", help="teacher forcing without the right shift")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout and nothing else there")
+    p.set_defaults(func=run)

@@ -1,0 +1,97 @@
+"""Many sessions at once: a small run of benchmarks/load_test.py (10 Chromium pages x 5 steps on one served app,
+loopback only), and the bounds that keep a long-running class server's memory flat: every Streamlit cache in
+app/ has max_entries or ttl, and a session's state does not grow however often it steps or forces."""
+
+from __future__ import annotations
+
+import ast
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+APP = ROOT / "app"
+ENTRY = str(APP / "streamlit_app.py")
+CHROMIUM = "/usr/bin/chromium"
+for p in (ROOT / "benchmarks", APP):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM}")
+def test_ten_concurrent_sessions_step_without_error():
+    import load_test
+
+    report = load_test.run(sessions=10, steps=5)
+    print(report)
+    assert report["server_alive"]
+    assert report["failures"] == [] and report["errors"] == 0
+    assert report["steps_done"] == 10 * 5
+    assert report["p95_step_s"] < 60
+    assert report["rss_growth_mb"] < 300
+
+
+def cache_decorators(tree: ast.AST):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            for dec in node.decorator_list:
+                target = dec.func if isinstance(dec, ast.Call) else dec
+                if isinstance(target, ast.Attribute) and target.attr in ("cache_data", "cache_resource"):
+                    yield node.name, dec
+
+
+def test_every_app_cache_is_bounded():
+    found = []
+    for path in sorted(APP.rglob("*.py")):
+        for name, dec in cache_decorators(ast.parse(path.read_text(encoding="utf-8"))):
+            keywords = {k.arg for k in dec.keywords} if isinstance(dec, ast.Call) else set()
+            found.append(name)
+            assert keywords & {"max_entries", "ttl"}, f"{path.name}: cache of {name}() has no max_entries or ttl"
+    assert {"get_engine", "get_trace", "presets"} <= set(found)
+
+
+def test_session_state_stays_bounded_when_stepping_and_forcing(tiny_ckpt, monkeypatch):
+    import registry
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setattr(registry, "SOURCES", [registry.operator_entries])
+    monkeypatch.setenv("LENS_MODEL_DIRS", str(tiny_ckpt))
+    monkeypatch.setenv("LENS_DEFAULT_MODEL", tiny_ckpt.name)
+    st.cache_resource.clear()
+    at = AppTest.from_file(ENTRY, default_timeout=90)
+    at.session_state["preset"] = "custom"
+    at.session_state["source"] = "the cat sat ."
+    at.run()
+    sizes = []
+    for i in range(24):
+        if i % 8 == 7 and at.session_state["forced"]:
+            at.button(key="unforce").click().run()
+        elif i % 3 == 2 and at.selectbox(key="force_choice") is not None:
+            at.button(key="force").click().run()
+        else:
+            at.button(key="next").click().run()
+        assert not at.exception
+        state = {k: at.session_state[k] for k in at.session_state}
+        sizes.append((len(state), len(repr(state))))
+        assert len(at.session_state["forced"]) <= at.session_state["step"]
+    # After the first few interactions have created every widget, the state neither gains keys (beyond the
+    # "Undo forcing" button, there only while something is forced) nor grows.
+    counts = [n for n, _ in sizes[6:]]
+    assert max(counts) - min(counts) <= 1
+    assert max(b for _, b in sizes[6:]) < 2 * min(b for _, b in sizes[6:]) + 500
+    st.cache_resource.clear()
+
+
+def test_isolated_test_env_does_not_leak(monkeypatch):
+    """The load test's server gets only its own LENS_ settings (no operator folder of this shell)."""
+    import load_test
+
+    monkeypatch.setenv("LENS_HF_MODELS", "/somewhere")
+    env, _ = load_test.model_env(str(ROOT))
+    assert "LENS_HF_MODELS" not in env and env["LENS_MODEL_DIRS"] == str(ROOT)
+    assert os.environ["LENS_HF_MODELS"] == "/somewhere"
