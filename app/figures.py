@@ -200,12 +200,15 @@ def grid(weights: np.ndarray, q_labels: Sequence[str], k_labels: Sequence[str], 
             x, y = _ref("x", i), _ref("y", i)
             x0, top = hi * (col_w + h_gap), 1 - li * (row_h + v_gap)
             bottom_x, left_y = _ref("x", (n_layers - 1) * n_heads + hi + 1), _ref("y", li * n_heads + 1)
+            # automargin only where labels are drawn: plotly.js measures every automargin axis on each redraw,
+            # and the inner ones (no labels) cost ~20% of a step click's redraw for nothing.
+            x_labels, y_labels = li == n_layers - 1, hi == 0
             layout_axes["xaxis" if i == 1 else f"xaxis{i}"] = dict(
-                **xa, domain=[max(0.0, x0), min(1.0, x0 + col_w)], anchor=y, showticklabels=li == n_layers - 1,
-                **({"matches": bottom_x} if x != bottom_x else {}))
+                **{**xa, "automargin": x_labels}, domain=[max(0.0, x0), min(1.0, x0 + col_w)], anchor=y,
+                showticklabels=x_labels, **({"matches": bottom_x} if x != bottom_x else {}))
             layout_axes["yaxis" if i == 1 else f"yaxis{i}"] = dict(
-                **ya, domain=[max(0.0, top - row_h), min(1.0, top)], anchor=x, showticklabels=hi == 0,
-                **({"matches": left_y} if y != left_y else {}))
+                **{**ya, "automargin": y_labels}, domain=[max(0.0, top - row_h), min(1.0, top)], anchor=x,
+                showticklabels=y_labels, **({"matches": left_y} if y != left_y else {}))
             notes.append(dict(text=f"{row_names[li]} · {col_names[hi]}", x=x0 + col_w / 2, y=top, xref="paper",
                               yref="paper", xanchor="center", yanchor="bottom", showarrow=False,
                               font=dict(size=12, color="#52606d")))

@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import build_tiny_checkpoint
 
 APP = Path(__file__).resolve().parent.parent / "app"
-PAGE = str(APP / "pages" / "2_Leakage_lab.py")
+PAGE = str(APP / "more_pages" / "2_Leakage_lab.py")
 if str(APP) not in sys.path:
     sys.path.insert(0, str(APP))
 

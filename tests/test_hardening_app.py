@@ -19,7 +19,7 @@ from tests.test_hardening import INPUTS, evil_pickle
 
 APP = Path(__file__).resolve().parent.parent / "app"
 ENTRY = str(APP / "streamlit_app.py")
-LEAK = str(APP / "pages" / "2_Leakage_lab.py")
+LEAK = str(APP / "more_pages" / "2_Leakage_lab.py")
 if str(APP) not in sys.path:
     sys.path.insert(0, str(APP))
 
