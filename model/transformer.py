@@ -37,6 +37,11 @@ def position_table(length: int, d_model: int) -> torch.Tensor:
         return sinusoidal_positions(length, d_model)
 
 
+def skip_in_eval(drop: nn.Dropout, x: torch.Tensor) -> torch.Tensor:
+    """Dropout while training; in eval mode dropout is the identity, so it is not called at all."""
+    return drop(x) if drop.training else x
+
+
 class FeedForward(nn.Module):
     """Position-wise Linear -> ReLU -> Linear."""
 
@@ -45,7 +50,10 @@ class FeedForward(nn.Module):
         self.net = nn.Sequential(nn.Linear(d_model, d_ff), nn.ReLU(), nn.Dropout(dropout), nn.Linear(d_ff, d_model))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.net(x)
+        # Called piece by piece: in eval the dropout is skipped rather than called as an identity module,
+        # which is measurable per decoding step at this model size (benchmarks/RESULTS.md).
+        lin1, relu, drop, lin2 = self.net
+        return lin2(skip_in_eval(drop, relu(lin1(x))))
 
 
 class EncoderLayer(nn.Module):
@@ -63,8 +71,8 @@ class EncoderLayer(nn.Module):
         """x: (B, n, d_model); mask: (B, 1, 1, n) -> (x, weights (B, h, n, n) or None)."""
         k, v = self.self_attn.project_kv(x)
         a, w = self.self_attn(x, k, v, mask, need_weights)
-        x = self.norm1(x + self.drop(a))
-        x = self.norm2(x + self.drop(self.ff(x)))
+        x = self.norm1(x + skip_in_eval(self.drop, a))
+        x = self.norm2(x + skip_in_eval(self.drop, self.ff(x)))
         return x, w
 
 
@@ -142,10 +150,10 @@ class DecoderLayer(nn.Module):
         """
         cache = cache.extend(*self.self_attn.project_kv(y))
         a, w_self = self.self_attn(y, cache.self_k, cache.self_v, self_mask, need_weights)
-        y = self.norm1(y + self.drop(a))
+        y = self.norm1(y + skip_in_eval(self.drop, a))
         c, w_cross = self.cross_attn(y, cache.cross_k, cache.cross_v, cross_mask, need_weights)
-        y = self.norm2(y + self.drop(c))
-        y = self.norm3(y + self.drop(self.ff(y)))
+        y = self.norm2(y + skip_in_eval(self.drop, c))
+        y = self.norm3(y + skip_in_eval(self.drop, self.ff(y)))
         return y, cache, w_self, w_cross
 
 
@@ -184,7 +192,7 @@ class Transformer(nn.Module):
         """ids (B, T) -> (B, T, d_model): embeddings scaled by sqrt(d_model) plus sinusoidal positions."""
         end = start + ids.shape[1]
         pe = position_table(max(end, self.cfg.max_positions), self.cfg.d_model)[start:end].to(ids.device)
-        return self.drop(table(ids) * math.sqrt(self.cfg.d_model) + pe)
+        return skip_in_eval(self.drop, table(ids) * math.sqrt(self.cfg.d_model) + pe)
 
     def encode(self, src: torch.Tensor, src_keep: torch.Tensor, need_weights: bool = True) -> Encoded:
         """src: (B, n) ids; src_keep: (B, n) bool. Unmasked except for padding keys."""
