@@ -257,7 +257,8 @@ NOTES = """## What the profiles found, and what changed
   once per run, `generate_batch` and `beam_search` run under `torch.inference_mode()`, and a cached step passes
   no mask (`attention` skips the fill when the mask is None). The cache still equals the full pass, and every
   engine test holds. What is left of a cached step is dispatch: ~150 torch operations and ~70 `nn.Module` calls
-  a step (module-call overhead alone ~15% in cProfile, dropout modules that are the identity in eval ~5%); the
+  a step (module-call overhead alone ~15% in cProfile; the dropout modules, the identity in eval, cost ~5%
+  and are now skipped in eval: `skip_in_eval` in model/transformer.py, 4.85x -> 5.44x in back-to-back runs); the
   6 x 8 row shows the cache's advantage growing once arithmetic dominates. Going further means fusing the
   q/k/v projections or compiling the step, a change of the model file rather than of the decoding loop.
 - Capture overhead (part 2) and the Hugging Face comparison (part 3) met their targets before any change
