@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from model.beam import beam_search as shared_beam_search
 from model.config import ModelConfig
 from model.engine import DecodeOptions, RawRun
 from model.masks import decoder_self_mask
@@ -55,7 +56,7 @@ def teacher_forced_batch(model: Transformer, srcs: list[list[int]], labels: list
     return runs
 
 
-def _choose(logits: torch.Tensor, options: DecodeOptions, gen: torch.Generator) -> torch.Tensor:
+def choose_next(logits: torch.Tensor, options: DecodeOptions, gen: torch.Generator) -> torch.Tensor:
     """logits (B, V) -> next ids (B,): argmax, or a sample at the given temperature among the top k."""
     if options.mode != "sample":
         return logits.argmax(-1)
@@ -94,7 +95,7 @@ def generate_batch(model: Transformer, srcs: list[list[int]], options: DecodeOpt
         if t < len(options.forced):
             nxt = torch.full((batch,), options.forced[t], dtype=torch.long)
         else:
-            nxt = _choose(logits, options, gen)
+            nxt = choose_next(logits, options, gen)
         nxt = nxt.masked_fill(done, cfg.pad_id)
         dec_in.append(last[:, 0])
         out_ids.append(nxt)
@@ -133,69 +134,24 @@ def generate_batch(model: Transformer, srcs: list[list[int]], options: DecodeOpt
 @torch.inference_mode()
 def beam_search(model: Transformer, src_ids: list[int],
                 options: DecodeOptions) -> tuple[list[RawRun], list[list[dict]]]:
-    """Beam search of width K over one sentence. Each hypothesis carries its own attention rows.
-
-    A hypothesis ends when it emits EOS among the top K candidates; search stops when K have ended (so
-    K = 1 is exactly greedy). Final ranking: log-probability divided by length.
-    Returns (final hypotheses best first, the live beams after every step).
-    """
+    """Beam search of width K over one sentence (model.beam), with this model's KV cache."""
     cfg = model.cfg
-    k_beams = options.beam_size
     src, src_keep = pad_batch([src_ids], cfg.pad_id)
-    n = len(src_ids)
-    max_len = min(options.max_len or default_max_len(cfg, n), cfg.max_positions)
     enc = model.encode(src, src_keep)
-    enc_attn = np.stack([_np(w[0]) for w in enc.attentions])
-    caches = model.init_caches(enc)
-    # Each live hypothesis: (tokens read so far, chosen ids, score, per-step records).
-    live = [([cfg.bos_id], [], 0.0, [])]
-    finished: list[tuple[list[int], list[int], float, list]] = []
-    beam_steps: list[list[dict]] = []
-    for t in range(max_len):
-        last = torch.tensor([[h[0][-1]] for h in live], dtype=torch.long)
-        enc_b = type(enc)(enc.memory.expand(len(live), -1, -1), enc.src_keep.expand(len(live), -1), [])
-        out = model.decode(last, enc_b, None, caches, start=t)  # the newest query sees every position so far
-        logits = out.logits[:, -1]  # (live, V)
-        logp = logits.log_softmax(-1)
-        total = logp + torch.tensor([h[2] for h in live])[:, None]
-        if t < len(options.forced):
-            cand = total[:, options.forced[t]]
-            order = cand.argsort(descending=True)[: 2 * k_beams]
-            picks = [(int(i), options.forced[t], float(cand[i])) for i in order]
-        else:
-            flat = total.view(-1).topk(min(2 * k_beams, total.numel()))
-            vocab = total.shape[1]
-            picks = [(int(i) // vocab, int(i) % vocab, float(s)) for s, i in zip(flat.values, flat.indices)]
-        new_live, parents = [], []
-        for rank, (parent, tok, score) in enumerate(picks):
-            inputs, chosen, _, records = live[parent]
-            record = (np.stack([_np(w[parent, :, 0]) for w in out.self_attentions]),
-                      np.stack([_np(w[parent, :, 0]) for w in out.cross_attentions]), _np(logits[parent]))
-            hyp = (inputs + [tok], chosen + [tok], score, records + [record])
-            if tok == cfg.eos_id:
-                if rank < k_beams:
-                    finished.append(hyp)
-            elif len(new_live) < k_beams:
-                new_live.append(hyp)
-                parents.append(parent)
-        beam_steps.append([{"tokens": [model_piece for model_piece in h[1]], "score": h[2]} for h in new_live])
-        if len(finished) >= k_beams or not new_live:
-            break
-        index = torch.tensor(parents, dtype=torch.long)
-        caches = [c.select(index) for c in out.caches]
-        live = new_live
-    if len(finished) < k_beams:
-        finished.extend(live[: k_beams - len(finished)])
-    finished.sort(key=lambda h: -h[2] / max(len(h[1]), 1))
-    runs = []
-    for inputs, chosen, score, records in finished[:k_beams]:
-        m = len(chosen)
-        layers = records[0][0].shape[0]
-        dec = np.zeros((layers, cfg.n_heads, m, m), dtype=np.float32)
-        cross = np.zeros((layers, cfg.n_heads, m, n), dtype=np.float32)
-        for t, (s_row, c_row, _) in enumerate(records):
-            dec[:, :, t, : t + 1] = s_row
-            cross[:, :, t] = c_row
-        runs.append(RawRun(list(src_ids), inputs[:m], chosen, np.stack([r[2] for r in records]), enc_attn, dec,
-                           cross, score=score))
-    return runs, beam_steps
+    state = {"caches": model.init_caches(enc)}
+
+    def step(last: torch.Tensor, t: int):
+        width = last.shape[0]
+        enc_b = type(enc)(enc.memory.expand(width, -1, -1), enc.src_keep.expand(width, -1), [])
+        out = model.decode(last, enc_b, None, state["caches"], start=t)  # the newest query sees all so far
+        state["caches"] = out.caches
+        return out.logits[:, -1], out.self_attentions, out.cross_attentions
+
+    def reorder(index: torch.Tensor) -> None:
+        state["caches"] = [c.select(index) for c in state["caches"]]
+
+    return shared_beam_search(
+        step, reorder, src_ids=list(src_ids), enc_attn=np.stack([_np(w[0]) for w in enc.attentions]),
+        n_heads=cfg.n_heads, start_id=cfg.bos_id, eos_ids={cfg.eos_id}, k_beams=options.beam_size,
+        max_len=min(options.max_len or default_max_len(cfg, len(src_ids)), cfg.max_positions),
+        forced=options.forced)

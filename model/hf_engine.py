@@ -18,7 +18,9 @@ import numpy as np
 import torch
 from safetensors import SafetensorError
 
+from model.beam import beam_search as shared_beam_search
 from model.checkpoint import CheckpointError, refuse_pickles
+from model.decoding import choose_next
 from model.engine import DecodeOptions, Engine, ModelInputError, RawRun
 from model.masks import causal_mask, full_mask
 from model.text import MAX_INPUT_CHARS, clean
@@ -344,15 +346,8 @@ class HFEngine(Engine):
         return logits.index_fill(-1, torch.tensor([self.pad_id]), float("-inf"))
 
     def _choose(self, logits: torch.Tensor, options: DecodeOptions, gen: torch.Generator) -> torch.Tensor:
-        """logits (B, V) -> next ids (B,): argmax, or a sample at the given temperature among the top k."""
-        logits = self._free(logits)
-        if options.mode != "sample":
-            return logits.argmax(-1)
-        scaled = logits / options.temperature
-        if options.top_k:
-            kth = scaled.topk(min(options.top_k, scaled.shape[-1]), dim=-1).values[:, -1:]
-            scaled = scaled.masked_fill(scaled < kth, float("-inf"))
-        return torch.multinomial(scaled.softmax(-1), 1, generator=gen).squeeze(-1)
+        """logits (B, V) -> next ids (B,), as the builtin engine chooses, padding excluded."""
+        return choose_next(self._free(logits), options, gen)
 
     @torch.no_grad()
     def _decode(self, srcs: list[list[int]], options: DecodeOptions, need_weights: bool = True) -> list[RawRun]:
@@ -411,69 +406,27 @@ class HFEngine(Engine):
 
     @torch.no_grad()
     def run_beam(self, src_ids: list[int], options: DecodeOptions) -> tuple[list[RawRun], list[list[dict]]]:
-        """Beam search of width K, the same algorithm as model.decoding.beam_search: a hypothesis ends when it
-        emits an end token among the top K candidates; search stops when K have ended (so K = 1 is greedy);
-        final ranking by log-probability / length. The model's cache is reordered with `reorder_cache`."""
-        k_beams = options.beam_size
-        n = len(src_ids)
+        """Beam search of width K (model.beam, shared with the builtin engine), stepping with the model's own
+        cache, which `reorder_cache` makes follow the kept hypotheses."""
         enc, keep = self._encode([src_ids], True)
-        enc_attn = np.stack([_np(a[0]) for a in enc.attentions])
-        max_len = self._max_len(options, n)
-        forced = self._forced(options)
-        live: list[tuple[list[int], list[int], float, list]] = [([self.start_id], [], 0.0, [])]
-        finished: list[tuple[list[int], list[int], float, list]] = []
-        beam_steps: list[list[dict]] = []
-        cache = None
-        for t in range(max_len):
-            width = len(live)
+        state: dict[str, Any] = {"cache": None}
+
+        def step(last: torch.Tensor, t: int):
+            width = last.shape[0]
             enc_b = type(enc)(last_hidden_state=enc.last_hidden_state.expand(width, -1, -1))
-            last = torch.tensor([[h[0][-1]] for h in live], dtype=torch.long)
-            out = self._step(enc_b, keep.expand(width, -1), last, cache, True)
-            logits = out.logits[:, -1]  # (live, V)
-            logp = logits.log_softmax(-1)
-            scores = torch.tensor([h[2] for h in live])
-            total = self._free(logp) + scores[:, None]
-            if t < len(forced):
-                cand = logp[:, forced[t]] + scores
-                order = cand.argsort(descending=True)[: 2 * k_beams]
-                picks = [(int(i), forced[t], float(cand[i])) for i in order]
-            else:
-                flat = total.view(-1).topk(min(2 * k_beams, total.numel()))
-                vocab = total.shape[1]
-                picks = [(int(i) // vocab, int(i) % vocab, float(s)) for s, i in zip(flat.values, flat.indices)]
-            new_live, parents = [], []
-            for rank, (parent, tok, score) in enumerate(picks):
-                inputs, chosen, _, records = live[parent]
-                record = (np.stack([_np(a[parent, :, 0]) for a in out.decoder_attentions]),
-                          np.stack([_np(a[parent, :, 0]) for a in out.cross_attentions]), _np(logits[parent]))
-                hyp = (inputs + [tok], chosen + [tok], score, records + [record])
-                if tok in self.eos_ids:
-                    if rank < k_beams:
-                        finished.append(hyp)
-                elif len(new_live) < k_beams:
-                    new_live.append(hyp)
-                    parents.append(parent)
-            beam_steps.append([{"tokens": [self.piece(i) for i in h[1]], "score": h[2]} for h in new_live])
-            if len(finished) >= k_beams or not new_live:
-                break
-            cache = out.cache
-            cache.reorder_cache(torch.tensor(parents, dtype=torch.long))
-            live = new_live
-        if len(finished) < k_beams:
-            finished.extend(live[: k_beams - len(finished)])
-        finished.sort(key=lambda h: -h[2] / max(len(h[1]), 1))
-        runs = []
-        for inputs, chosen, score, records in finished[:k_beams]:
-            m = len(chosen)
-            layers = records[0][0].shape[0]
-            dec = np.zeros((layers, self.n_heads, m, m), dtype=np.float32)
-            cross = np.zeros((layers, self.n_heads, m, n), dtype=np.float32)
-            for t, (s_row, c_row, _) in enumerate(records):
-                dec[:, :, t, : t + 1] = s_row
-                cross[:, :, t] = c_row
-            runs.append(RawRun(list(src_ids), inputs[:m], chosen, np.stack([r[2] for r in records]), enc_attn, dec,
-                               cross, score=score))
-        return runs, beam_steps
+            out = self._step(enc_b, keep.expand(width, -1), last, state["cache"], True)
+            state["cache"] = out.cache
+            return out.logits[:, -1], out.decoder_attentions, out.cross_attentions
+
+        def reorder(index: torch.Tensor) -> None:
+            state["cache"].reorder_cache(index)
+
+        runs, steps = shared_beam_search(
+            step, reorder, src_ids=list(src_ids), enc_attn=np.stack([_np(a[0]) for a in enc.attentions]),
+            n_heads=self.n_heads, start_id=self.start_id, eos_ids=set(self.eos_ids), k_beams=options.beam_size,
+            max_len=self._max_len(options, len(src_ids)), forced=self._forced(options), restrict=self._free)
+        return runs, [[{"tokens": [self.piece(i) for i in b["tokens"]], "score": b["score"]} for b in s]
+                      for s in steps]
 
     def translate_batch(self, sources: list[str], max_len: int | None = None) -> list[str]:
         """Greedy, batched, no attention captured: the same decoding loop as `run_generate`."""
