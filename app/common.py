@@ -208,3 +208,9 @@ def target_input(container=None) -> str:
     return box.text_input("Reference target (teacher forcing)", key=K_TARGET, on_change=_mark_custom,
                           persist_state="session", max_chars=2000,
                           help="The translation the decoder is fed, one token per row, as in training.")
+
+
+def show_warnings(trace: Trace) -> None:
+    """What the engine had to change about the input (a source longer than the model's positions was cut)."""
+    for w in trace.options.get("warnings", []):
+        st.warning(w)

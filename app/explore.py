@@ -250,8 +250,7 @@ def main() -> None:
                    "language codes).")
     if trace.options.get("normalised_source") != source.strip():
         st.caption(f"Normalised to the corpus conventions: “{common.text(trace.options['normalised_source'])}”")
-    for w in trace.options.get("warnings", []):
-        st.warning(w)
+    common.show_warnings(trace)
     stepper(model_key, source, target, options)
 
 

@@ -200,3 +200,11 @@ def test_sessions_are_isolated_and_the_shared_model_never_changes(env, key, fold
     assert parameter_hash(engine) == before
     assert all(not p.requires_grad for p in engine.model.parameters())
     assert not engine.model.training
+
+
+@pytest.mark.parametrize("page", ["streamlit_app.py", "more_pages/2_Leakage_lab.py", "more_pages/3_Alignment.py"])
+def test_input_longer_than_the_model_is_truncated_with_a_warning_on_every_page(env, page):
+    at = AppTest.from_file(str(APP / page), default_timeout=60).run()
+    at.text_input(key="source").input(" ".join(["the black cat sat on the mat"] * 12) + " .").run()
+    assert not at.exception
+    assert any("truncated" in w.value for w in at.warning), [w.value for w in at.warning]

@@ -125,6 +125,7 @@ def switches_view(model_key: str, engine, source: str, target: str, causal: bool
     except ERRORS as exc:
         st.error(str(exc))
         return
+    common.show_warnings(trace)
     meter = measure(trace)
     cols = st.columns(4)
     cols[0].metric("Max future mass", f"{meter.max_future:.1%}",

@@ -122,6 +122,11 @@ def sentence_view(model_key: str, engine, source: str, target: str, gold_text: s
                             shift=engine.card.get("trained_shift", True))
     try:
         trace = common.get_trace(model_key, source, target, common.options_key(options))
+    except ERRORS as exc:
+        st.error(str(exc))
+        return
+    common.show_warnings(trace)
+    try:
         wa = al.trace_word_attention(trace, engine.normalise_target(target).split(), al.engine_specials(engine))
     except ERRORS as exc:
         st.error(str(exc))
