@@ -91,8 +91,7 @@ class BuiltinEngine(Engine):
 
     @torch.no_grad()
     def translate_batch(self, sources: list[str], max_len: int | None = None) -> list[str]:
-        srcs = [self.encode_source(s)[0] for s in sources]
-        srcs = [s if len(s) <= self.max_source_tokens else s[: self.max_source_tokens - 1] + s[-1:] for s in srcs]
+        srcs = [self.fit_source(self.encode_source(s)[0]) for s in sources]
         opts = DecodeOptions(max_len=max_len or default_max_len(self.cfg, max(len(s) for s in srcs)))
         runs = generate_batch(self.model, srcs, opts, need_weights=False)
         return [self.detokenize(r.out_ids) for r in runs]

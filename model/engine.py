@@ -139,9 +139,14 @@ class Engine(ABC):
         if len(ids) > self.max_source_tokens:
             warnings.append(f"The source has {len(ids)} tokens; this model reads at most {self.max_source_tokens}, "
                             f"so it was truncated to the first {self.max_source_tokens}.")
-            ids = ids[: self.max_source_tokens - 1] + ids[-1:]
-            pieces = pieces[: self.max_source_tokens - 1] + pieces[-1:]
+            ids, pieces = self.fit_source(ids), self.fit_source(pieces)
         return normalised, ids, pieces, warnings
+
+    def fit_source(self, seq: list) -> list:
+        """A source (ids or pieces) cut to the model's positions: the first max-1 and the final special token."""
+        if len(seq) <= self.max_source_tokens:
+            return seq
+        return seq[: self.max_source_tokens - 1] + seq[-1:]
 
     def prepare_target(self, text: str) -> tuple[list[int], list[str]]:
         """Reference target -> (label ids, warnings): like the source, a target longer than the model's

@@ -25,7 +25,7 @@ def teacher_forced_scores(engine: Engine, sources: Sequence[str], targets: Seque
     batches = range(0, len(sources), batch_size)
     for i in tqdm(batches, desc="teacher forcing", disable=not progress, leave=False):
         chunk = sources[i:i + batch_size]
-        srcs = [engine.encode_source(engine.normalise(s))[0][: engine.max_source_tokens] for s in chunk]
+        srcs = [engine.fit_source(engine.encode_source(engine.normalise(s))[0]) for s in chunk]
         labels = [engine.encode_target(engine.normalise_target(t)) for t in targets[i:i + batch_size]]
         for lab, logits in zip(labels, engine.teacher_forced_logits(srcs, labels, causal, shift)):
             lp = _log_softmax(logits.astype(np.float64))

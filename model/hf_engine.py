@@ -430,9 +430,6 @@ class HFEngine(Engine):
 
     def translate_batch(self, sources: list[str], max_len: int | None = None) -> list[str]:
         """Greedy, batched, no attention captured: the same decoding loop as `run_generate`."""
-        srcs = []
-        for s in sources:
-            ids = self.encode_source(self.normalise(s))[0]
-            srcs.append(ids if len(ids) <= self.max_source_tokens else ids[: self.max_source_tokens - 1] + ids[-1:])
+        srcs = [self.fit_source(self.encode_source(self.normalise(s))[0]) for s in sources]
         runs = self._decode(srcs, DecodeOptions(max_len=max_len), need_weights=False)
         return [self.detokenize(r.out_ids) for r in runs]
