@@ -214,3 +214,14 @@ def show_warnings(trace: Trace) -> None:
     """What the engine had to change about the input (a source longer than the model's positions was cut)."""
     for w in trace.options.get("warnings", []):
         st.warning(w)
+
+
+def page_header(title: str, caption: str) -> tuple[str, Engine]:
+    """The sidebar's model picker, then the page's title and one-line caption; stops the page when no model
+    can be opened (the picker has said why)."""
+    picked = model_picker()
+    st.title(title)
+    st.caption(caption)
+    if picked is None:
+        st.stop()
+    return picked

@@ -227,13 +227,9 @@ def export_panel(trace, fig, name: str, run_name: str) -> None:
 # ---- page ------------------------------------------------------------------------------------------------------
 def main() -> None:
     st.markdown(CSS, unsafe_allow_html=True)
-    picked = common.model_picker()
+    model_key, engine = common.page_header(
+        "Attention Lens", "Watch a Transformer translate one token at a time, with every attention map it computed.")
     options = decoding_ui()
-    st.title("Attention Lens")
-    st.caption("Watch a Transformer translate one token at a time, with every attention map it computed.")
-    if picked is None:
-        st.stop()
-    model_key, engine = picked
     source, _, chosen = common.text_inputs(engine)
     teacher = options.mode == "teacher_forced"
     target = common.target_input() if teacher else None

@@ -317,12 +317,9 @@ def sample_section(keys: tuple[str, ...]) -> None:
 
 # ---- page -------------------------------------------------------------------------------------------------------
 def main() -> None:
-    picked = common.model_picker()
-    st.title("Leakage lab")
-    st.caption("Break the causal mask or the right shift and watch the decoder copy the answer it should predict.")
-    if picked is None:
-        st.stop()
-    model_key, engine = picked
+    model_key, engine = common.page_header(
+        "Leakage lab",
+        "Break the causal mask or the right shift and watch the decoder copy the answer it should predict.")
     source, _, _ = common.text_inputs(engine)
     target = common.target_input()
     causal, shift = switches_ui(engine)

@@ -209,12 +209,8 @@ def table_view(model_key: str, engine, method: al.Method) -> None:
 
 # ---- page -------------------------------------------------------------------------------------------------
 def main() -> None:
-    picked = common.model_picker()
-    st.title("Alignment")
-    st.caption("Read cross-attention as a word alignment, and score it head by head against gold links.")
-    if picked is None:
-        st.stop()
-    model_key, engine = picked
+    model_key, engine = common.page_header(
+        "Alignment", "Read cross-attention as a word alignment, and score it head by head against gold links.")
     source, _, chosen = common.text_inputs(engine)
     target = common.target_input()
     gold_text = gold_ui(chosen)
