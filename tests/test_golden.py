@@ -1,5 +1,6 @@
-"""The shipped models compute, on every preset, exactly the traces stored in tests/fixtures/golden/: tokens,
-ids and probabilities equal, attention arrays bit-identical. Regenerate with tests/fixtures/make_golden.py."""
+"""The shipped models (and tiny Hugging Face models) compute, on every preset, exactly the traces stored in
+tests/fixtures/golden/: tokens, ids and probabilities equal, attention arrays bit-identical.
+Regenerate with tests/fixtures/make_golden.py."""
 
 from __future__ import annotations
 
@@ -8,14 +9,14 @@ import json
 import numpy as np
 import pytest
 
-from tests.fixtures.make_golden import GOLDEN, flatten, shipped_models
+from tests.fixtures.make_golden import GOLDEN, flatten, golden_models
 
-MODELS = shipped_models()
+MODELS = golden_models()
 
 
-@pytest.mark.parametrize("model", MODELS, ids=[m.name for m in MODELS])
+@pytest.mark.parametrize("model", MODELS)
 def test_traces_equal_the_stored_ones(model):
-    with np.load(GOLDEN / f"{model.name}.npz", allow_pickle=False) as z:
+    with np.load(GOLDEN / f"{model}.npz", allow_pickle=False) as z:
         stored = {k: z[k] for k in z.files}
     fresh = flatten(model)
     assert sorted(fresh) == sorted(stored)
