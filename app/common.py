@@ -20,9 +20,9 @@ ROOT = registry.ROOT
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from model.checkpoint import CheckpointError  # noqa: E402  (needs ROOT on sys.path)
+from model.builtin.checkpoint import CheckpointError  # noqa: E402  (needs ROOT on sys.path)
 from model.engine import DecodeOptions, Engine, ModelInputError  # noqa: E402
-from model.trace import Trace  # noqa: E402
+from model.engine.trace import Trace  # noqa: E402
 
 PRESETS_FILE = ROOT / "assets" / "presets.json"
 CUSTOM = "custom"
@@ -41,7 +41,7 @@ __all__ = ["CheckpointError", "DecodeOptions", "Engine", "ModelInputError", "Tra
 @st.cache_resource(max_entries=8, show_spinner="Loading the model…")
 def get_engine(key: str) -> Engine:
     """One engine per registry key per server, shared by every session and never changed."""
-    from model.loader import load_engine
+    from model.engine.loader import load_engine
 
     try:
         entry = registry.resolve(key)

@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 if TYPE_CHECKING:
-    from model.trace import Trace
+    from model.engine.trace import Trace
 
 CSV_COLUMNS = ["kind", "layer", "head", "query_index", "query_token", "key_index", "key_token", "weight", "allowed"]
 KIND_TITLES = {"encoder_self_attention": "Encoder self-attention",

@@ -39,7 +39,7 @@ class ModelEntry:
 
     @property
     def spec(self) -> str | Path:
-        """What `model.loader.load_engine` opens: the folder, or the hub id."""
+        """What `model.engine.loader.load_engine` opens: the folder, or the hub id."""
         return self.hub_id or self.path
 
     @property

@@ -17,7 +17,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 if TYPE_CHECKING:
-    from model.trace import Trace
+    from model.engine.trace import Trace
 
 KINDS = {"cross_attention": "Cross-attention", "decoder_self_attention": "Decoder self-attention",
          "encoder_self_attention": "Encoder self-attention"}

@@ -22,9 +22,9 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from model.alignment import DEFAULT_METHOD, READINGS, Method, Tally, run_alignment  # noqa: E402
+from model.analysis.alignment import DEFAULT_METHOD, READINGS, Method, Tally, run_alignment  # noqa: E402
 from model.corpora import generate, read_tsv  # noqa: E402
-from model.loader import load_engine  # noqa: E402
+from model.engine.loader import load_engine  # noqa: E402
 
 
 def _best(tally: Tally, **fixed) -> Method:

@@ -22,7 +22,7 @@ for p in (str(ROOT), str(ROOT / "app"), str(ROOT / "tests")):
 
 from test_browser import CHROMIUM, LAUNCH_ARGS, free_port, serve  # noqa: E402
 
-from model.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
+from model.builtin.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
 
 LONG_SOURCE = " ".join(["the black cat sat on the mat near the bank of the river ."] * 30)[:1990]
 

@@ -1,10 +1,10 @@
 """Engine speed, measured as ratios of medians with the compared sides interleaved in every round.
 
-1. cache: step-through with the key-value cache (`generate_batch`) against recomputing the whole decoder
+1. cache: step-through with the key-value cache (`decode_batch`) against recomputing the whole decoder
    prefix at every step (the encoder runs once on both sides), both recording every attention row;
-2. capture: `generate_batch(need_weights=True)` (our attention, weights returned) against
+2. capture: `decode_batch(need_weights=True)` (our attention, weights returned) against
    `need_weights=False` (PyTorch's fused scaled_dot_product_attention, no weights);
-3. hf: our `generate_batch` against Hugging Face `MarianMTModel.generate(output_attentions=True,
+3. hf: our `decode_batch` against Hugging Face `MarianMTModel.generate(output_attentions=True,
    return_dict_in_generate=True)` with eager attention, same dimensions, same input ids, same new tokens.
 
 Models have random weights (the speed of a forward pass does not depend on what the weights are); the end
@@ -22,11 +22,15 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from model.config import ModelConfig
-from model.decoding import _np, generate_batch, pad_batch
+from model.builtin.batch import pad_batch
+from model.builtin.checkpoint import Checkpoint
+from model.builtin.config import ModelConfig
+from model.builtin.engine import BuiltinEngine
+from model.builtin.tokenizer import train_tokenizer
+from model.builtin.transformer import Transformer
 from model.engine import DecodeOptions, RawRun
-from model.masks import causal_mask
-from model.transformer import Transformer
+from model.engine.decode import to_numpy as _np
+from model.engine.masks import causal_mask
 
 # The shipped models' dimensions (model/train.py TrainConfig): d_model 128, 4 heads, 3 + 3 layers, d_ff 512,
 # a 1000-piece vocabulary; max_positions raised so that 256 target tokens fit.
@@ -66,12 +70,23 @@ def random_model(max_positions: int = 1024, seed: int = 0, **dims) -> Transforme
     return model
 
 
+def engine_of(model: Transformer) -> BuiltinEngine:
+    """The engine around a random model, so that decoding runs the engines' own loop (the tokenizer, which
+    decoding ids never uses, is a tiny one)."""
+    tok = train_tokenizer(["the cat sat .", "le chat s' assit ."] * 4, vocab_size=30)
+    return BuiltinEngine(Checkpoint(model.cfg, model, tok, tok, {}), name="random")
+
+
+def generate(engine: BuiltinEngine, src: list[int], opts: DecodeOptions, need_weights: bool = True) -> RawRun:
+    return engine.decode_batch([src], opts, need_weights)[0]
+
+
 def source_ids(n: int, seed: int = 0) -> list[int]:
     rng = np.random.default_rng(seed)
     return [*rng.integers(4, VOCAB, n - 1).tolist(), 3]  # ordinary pieces, then EOS
 
 
-@torch.inference_mode()  # as generate_batch
+@torch.inference_mode()  # as decode_batch
 def recompute_generate(model: Transformer, src: list[int], steps: int) -> RawRun:
     """Greedy decoding without a cache: step t runs the decoder over the whole prefix 0..t again and keeps
     the last row of every attention map. What a step-through costs without the KV cache."""
@@ -123,14 +138,15 @@ def bench_cache(cases: list[tuple[str, dict, int]], rounds: int, n_src: int = 16
     rows = []
     for name, dims, length in cases:
         model = random_model(**dims)
+        engine = engine_of(model)
         src = source_ids(n_src)
         opts = DecodeOptions(max_len=length)
-        cached = generate_batch(model, [src], opts)[0]
+        cached = generate(engine, src, opts)
         full = recompute_generate(model, src, length)
         if cached.out_ids != full.out_ids or not np.allclose(cached.cross_attn, full.cross_attn, atol=1e-5):
             raise AssertionError(f"cache and recompute disagree at length {length}")
         times = interleaved({"recompute": lambda m=model, s=src, n=length: recompute_generate(m, s, n),
-                             "cache": lambda m=model, s=src, o=opts: generate_batch(m, [s], o)},
+                             "cache": lambda e=engine, s=src, o=opts: generate(e, s, o)},
                             rounds if length < 256 and not dims else max(3, rounds // 2))
         targeted = length == 256 and not dims
         rows.append(row(f"{name}, {length} target tokens", "recompute", times["recompute"], "KV cache",
@@ -143,11 +159,11 @@ def bench_capture(cases: list[tuple[str, dict, int, int]], rounds: int) -> list[
     """cases: (name, dims, source tokens, target tokens)."""
     rows = []
     for name, dims, n_src, length in cases:
-        model = random_model(**dims)
+        engine = engine_of(random_model(**dims))
         src = source_ids(n_src)
         opts = DecodeOptions(max_len=length)
-        times = interleaved({"with": lambda m=model, s=src, o=opts: generate_batch(m, [s], o, need_weights=True),
-                             "without": lambda m=model, s=src, o=opts: generate_batch(m, [s], o, need_weights=False)},
+        times = interleaved({"with": lambda e=engine, s=src, o=opts: generate(e, s, o, need_weights=True),
+                             "without": lambda e=engine, s=src, o=opts: generate(e, s, o, need_weights=False)},
                             rounds)
         rows.append(row(f"{name}, n={n_src}, m={length}", "capture (weights)", times["with"],
                         "fused sdpa (no weights)", times["without"], "overhead <= 1.3x", lambda r: r <= 1.3))
@@ -176,7 +192,7 @@ def marian_like(dims: dict, max_positions: int = 1024, seed: int = 0):
 def bench_hf(cases: list[tuple[str, dict, int, int]], rounds: int) -> list[Row]:
     rows = []
     for name, dims, n_src, length in cases:
-        ours = random_model(**dims)
+        ours = engine_of(random_model(**dims))
         theirs = marian_like({**DEFAULT_DIMS, **dims})
         src = source_ids(n_src)
         ids = torch.tensor([src])
@@ -192,8 +208,8 @@ def bench_hf(cases: list[tuple[str, dict, int, int]], rounds: int) -> list[Row]:
         if out.sequences.shape[1] != length + 1 or len(out.cross_attentions) != length:
             raise AssertionError(f"Hugging Face generated {out.sequences.shape[1] - 1} tokens, wanted {length}")
         times = interleaved({"hf": hf_generate,
-                             "ours": lambda m=ours, s=src, o=opts: generate_batch(m, [s], o, need_weights=True)},
+                             "ours": lambda e=ours, s=src, o=opts: generate(e, s, o, need_weights=True)},
                             rounds)
-        rows.append(row(f"{name}, n={n_src}, m={length}", "ours (generate_batch)", times["ours"], "HF generate",
+        rows.append(row(f"{name}, n={n_src}, m={length}", "ours (decode_batch)", times["ours"], "HF generate",
                         times["hf"], "ratio <= 1.0", lambda r: r <= 1.0))
     return rows

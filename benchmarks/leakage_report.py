@@ -25,9 +25,9 @@ import torch
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from model.leakage import sample_report, sample_test_split  # noqa: E402
-from model.loader import load_engine  # noqa: E402
-from model.probe import probe  # noqa: E402
+from model.analysis.leakage import sample_report, sample_test_split  # noqa: E402
+from model.analysis.probe import probe  # noqa: E402
+from model.engine.loader import load_engine  # noqa: E402
 
 MODELS = ("en-fr", "en-fr-no-causal-mask", "en-fr-no-shift")
 SETTINGS = {"mask on": (True, True), "mask off": (False, True), "shift off": (True, False)}

@@ -26,7 +26,7 @@ for p in (str(ROOT), str(ROOT / "app")):
 
 import views  # noqa: E402
 
-from model.trace import KINDS, Step, Trace  # noqa: E402
+from model.engine.trace import KINDS, Step, Trace  # noqa: E402
 
 
 def synthetic_trace(n: int, m: int, layers: int = 6, heads: int = 8, seed: int = 0) -> Trace:

@@ -94,11 +94,11 @@ def part_engine(quick: bool, rounds: int) -> tuple[list[str], dict]:
              "the recompute side runs the decoder over the whole prefix at every step (encoder once, as the cache "
              "side). Both give the same tokens and weights (checked).", "", *speed_table(cache), "",
              "## 2. Attention capture against the fused kernel", "",
-             "`generate_batch(need_weights=True)` (our attention, weights returned and recorded) against "
+             "`decode_batch(need_weights=True)` (our attention, weights returned and recorded) against "
              "`need_weights=False` (PyTorch `scaled_dot_product_attention`, nothing recorded).", "",
              *speed_table(capture), "",
              "## 3. Our engine against Hugging Face `generate`", "",
-             "`generate_batch` (every weight, as numpy arrays) against `MarianMTModel.generate(output_attentions=True, "
+             "`decode_batch` (every weight, as numpy arrays) against `MarianMTModel.generate(output_attentions=True, "
              "return_dict_in_generate=True, num_beams=1, min_new_tokens=m, max_new_tokens=m)` with eager attention, "
              "a random Marian of the same dimensions and vocabulary, the same source ids, end and pad blocked.", "",
              *speed_table(hf), ""]

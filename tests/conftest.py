@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from model.checkpoint import save_checkpoint
-from model.config import ModelConfig
-from model.tokenizer import train_tokenizer
-from model.transformer import Transformer
+from model.builtin.checkpoint import save_checkpoint
+from model.builtin.config import ModelConfig
+from model.builtin.tokenizer import train_tokenizer
+from model.builtin.transformer import Transformer
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -40,6 +40,6 @@ def tiny_ckpt(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_engine(tiny_ckpt):
-    from model.builtin import BuiltinEngine
+    from model.builtin.engine import BuiltinEngine
 
     return BuiltinEngine.load(tiny_ckpt)

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from model.alignment import (
+from model.analysis.alignment import (
     Counts,
     Gold,
     Method,
@@ -239,7 +239,7 @@ def test_align_cli_reports_bad_gold(tiny_ckpt, tmp_path, capsys):
 
 
 def test_align_on_a_tiny_hugging_face_model(tmp_path):
-    from model.hf_engine import HFEngine
+    from model.hf.engine import HFEngine
     from tests.hf_tiny import SENTENCES, build_bart, build_marian
 
     pairs = [(SENTENCES[i], SENTENCES[i + 5]) for i in range(5)]
@@ -263,7 +263,7 @@ def test_shipped_model_aligns_within_ten_percent_aer(pair):
     if not (folder / "card.json").is_file():
         pytest.skip(f"checkpoints/{pair} is not trained yet")
     from model.corpora import generate
-    from model.loader import load_engine
+    from model.engine.loader import load_engine
 
     rows = read_tsv(ROOT / "assets" / "data" / f"{pair}.test.tsv")[:200]
     valid = generate(pair, n_train=0)["valid"][:200]  # the method is chosen here, not on the test sentences
@@ -275,7 +275,7 @@ def test_shipped_model_aligns_within_ten_percent_aer(pair):
 
 
 def test_trace_and_batched_corpus_paths_agree(tiny_engine):
-    from model.alignment import align_corpus, engine_specials, trace_word_attention
+    from model.analysis.alignment import align_corpus, engine_specials, trace_word_attention
     from model.engine import DecodeOptions
 
     rows = [Example(s, t, "") for s, t in zip(SOURCES, TARGETS)]

@@ -96,12 +96,13 @@ def test_step_controls_change_the_visible_step(app):
 
 
 def test_step_click_does_not_decode_again(app, monkeypatch):
-    from model.builtin import BuiltinEngine
+    from model.builtin.engine import BuiltinEngine
 
     def refuse(*args, **kwargs):
         raise AssertionError("a step click re-ran the model")
 
-    for name in ("run_generate", "run_teacher_forced", "run_beam", "encode_source"):
+    for name in ("run_generate", "run_teacher_forced", "run_beam", "encode_source", "teacher_forced_batch",
+                 "start_decoding"):
         monkeypatch.setattr(BuiltinEngine, name, refuse)
     app.button(key="next").click().run()
     app.slider(key="step").set_value(3).run()

@@ -152,7 +152,7 @@ def test_figure_builders_check_their_inputs():
 
 
 def test_unsupported_switch_is_disabled_with_the_engines_reason(trio, monkeypatch):
-    from model.builtin import BuiltinEngine
+    from model.builtin.engine import BuiltinEngine
 
     monkeypatch.setattr(BuiltinEngine, "supports_causal_switch", False, raising=False)
     monkeypatch.setattr(BuiltinEngine, "switch_notes", {"causal": "this family ignores custom masks"}, raising=False)

@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 import torch
 
-from model.builtin import BuiltinEngine
-from model.checkpoint import CheckpointError, load_checkpoint
-from model.decoding import generate_batch, teacher_forced_batch
-from model.engine import DecodeOptions, ModelInputError
-from model.loader import load_engine
-from model.masks import causal_mask, decoder_self_mask, padding_mask
-from model.trace import KINDS, Trace
+from model.builtin.batch import pad_batch, teacher_forced_batch
+from model.builtin.checkpoint import load_checkpoint
+from model.builtin.engine import BuiltinEngine
+from model.engine import CheckpointError, DecodeOptions, ModelInputError
+from model.engine.loader import load_engine
+from model.engine.masks import causal_mask, decoder_self_mask, padding_mask
+from model.engine.trace import KINDS, Trace
 
 from .conftest import ROOT, build_tiny_checkpoint
 
@@ -124,14 +124,12 @@ def test_padded_batch_equals_unbatched(tiny_engine):
                  (batch[0].dec_attn, alone.dec_attn), (batch[0].logits, alone.logits)):
         assert np.abs(a - b).max() <= 1e-5
     # Padding keys get zero weight: run the raw model and look at the padded columns.
-    from model.decoding import pad_batch
-
     src, keep = pad_batch([short, long], 0)
     enc = model.encode(src, keep)
     for w in enc.attentions:
         assert (w[0, :, :, len(short):] == 0).all()
-    gen = generate_batch(model, [short, long], DecodeOptions(max_len=8))
-    gen_alone = generate_batch(model, [short], DecodeOptions(max_len=8))[0]
+    gen = tiny_engine.decode_batch([short, long], DecodeOptions(max_len=8))
+    gen_alone = tiny_engine.decode_batch([short], DecodeOptions(max_len=8))[0]
     assert gen[0].out_ids == gen_alone.out_ids
     assert np.abs(gen[0].cross_attn - gen_alone.cross_attn).max() <= 1e-5
 
@@ -140,7 +138,7 @@ def test_save_load_gives_identical_logits(tmp_path):
     folder = build_tiny_checkpoint(tmp_path / "a", seed=5)
     e1 = BuiltinEngine.load(folder)
     ck = e1.ckpt
-    from model.checkpoint import save_checkpoint
+    from model.builtin.checkpoint import save_checkpoint
 
     save_checkpoint(tmp_path / "b", ck.model, ck.source_tokenizer, ck.target_tokenizer, ck.card)
     e2 = BuiltinEngine.load(tmp_path / "b")
@@ -268,7 +266,7 @@ def test_cli_trace_writes_the_design_schema(tiny_ckpt, tmp_path):
 def test_kv_cache_grown_in_place_never_overwrites_a_branch():
     """The cache's keys grow in a buffer with spare room (model/transformer.py KVStore); extending an older
     cache again (a branch) must copy, leaving the newer cache's rows as they were."""
-    from model.transformer import LayerCache
+    from model.builtin.transformer import LayerCache
 
     torch.manual_seed(0)
     rows = [torch.randn(1, 2, 1, 4) for _ in range(4)]

@@ -19,7 +19,7 @@ if str(APP) not in sys.path:
 import exports  # noqa: E402
 
 from model.engine import DecodeOptions  # noqa: E402
-from model.trace import Trace  # noqa: E402
+from model.engine.trace import Trace  # noqa: E402
 
 
 @pytest.fixture(scope="module")

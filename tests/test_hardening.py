@@ -17,11 +17,10 @@ import numpy as np
 import pytest
 import torch
 
-from model.checkpoint import CheckpointError
 from model.cli import main as cli_main
-from model.engine import DecodeOptions, ModelInputError
-from model.loader import load_engine
-from model.trace import Trace
+from model.engine import CheckpointError, DecodeOptions, ModelInputError
+from model.engine.loader import load_engine
+from model.engine.trace import Trace
 from tests import hf_tiny
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -150,7 +150,7 @@ def first_tokens(at: AppTest) -> str:
 def test_sessions_are_isolated_and_the_shared_model_never_changes(env, key, folder):
     import common
 
-    from model.loader import load_engine
+    from model.engine.loader import load_engine
 
     on_disk = parameter_hash(load_engine(env[folder]))
     engine = common.get_engine(key)  # the cached object every session shares

@@ -14,10 +14,9 @@ import numpy as np
 import pytest
 import torch
 
-from model.checkpoint import CheckpointError
-from model.engine import DecodeOptions, ModelInputError
-from model.loader import load_engine
-from model.trace import Trace
+from model.engine import CheckpointError, DecodeOptions, ModelInputError
+from model.engine.loader import load_engine
+from model.engine.trace import Trace
 from tests import hf_tiny
 
 FAMILIES = ("marian", "t5", "bart")
@@ -84,7 +83,7 @@ def test_opens_each_family(engines):
         assert e.max_source_tokens == expected[name]
         assert not e.model.training and not any(p.requires_grad for p in e.model.parameters())
         assert e.model.config._attn_implementation == "eager"
-        assert {e.pad_id, e.eos_id, e.start_id} <= e.special_ids()
+        assert {e.pad_id, e.end_id, e.start_id} <= e.special_ids()
         assert e.supports_causal_switch and e.supports_shift_switch and set(e.switch_notes) == {"causal", "shift"}
     assert "bucket" in engines["t5"].switch_notes["causal"]  # T5's relative positions: the note says why
     assert engines["bart"].forced_first == 0 and 0 in engines["bart"].special_ids()
@@ -130,7 +129,7 @@ def test_step_through_equals_teacher_forced(engine):
     _assert_rows(gen)
     free = gen.logits.copy()
     free[:, engine.pad_id] = -np.inf  # free-running choices never pick the pad token
-    start = len(engine._forced(DecodeOptions()))  # BART's forced <s>
+    start = len(engine.forced_prefix(DecodeOptions()))  # BART's forced <s>
     assert free.argmax(-1).tolist()[start:] == gen.out_ids[start:]
 
 
@@ -268,7 +267,7 @@ def test_refuses_with_a_plain_message(bad_root, folder, words):
 
 
 def test_hub_ids_need_permission():
-    from model.hf_engine import HFEngine
+    from model.hf.engine import HFEngine
 
     with pytest.raises(CheckpointError, match="no such model folder"):
         load_engine("Helsinki-NLP/opus-mt-en-de")
@@ -301,7 +300,7 @@ def test_cli_refusal_is_one_line(bad_root, capsys):
 
 
 def test_probe_sees_no_leak_with_the_mask_and_one_without(engine):
-    from model.probe import probe
+    from model.analysis.probe import probe
 
     healthy = probe(engine, SOURCE, TARGET)
     assert not healthy.leaks and healthy.max_past_logit_change == 0.0 and healthy.future_attention_mass == 0.0

@@ -8,9 +8,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from model.analysis.leakage import future_mass, measure, repetition, sample_report
 from model.engine import DecodeOptions
-from model.leakage import future_mass, measure, repetition, sample_report
-from model.trace import Step, Trace
+from model.engine.trace import Step, Trace
 
 TARGET = ("le", "chat", "s'", "assit", "</s>")
 SHIFTED = ("<s>", "le", "chat", "s'", "assit")

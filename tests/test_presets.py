@@ -2,8 +2,8 @@
 
 import json
 
+from model.builtin.normalise import normalise
 from model.corpora import generate
-from model.text import normalise
 
 from .conftest import ROOT
 

@@ -8,11 +8,11 @@ import json
 import numpy as np
 import pytest
 
+from model.analysis.leakage import sample_report, sample_test_split
+from model.analysis.probe import LEAK_THRESHOLD, probe, replacement_ids
 from model.cli import main
-from model.engine import DecodeOptions, ModelInputError
-from model.leakage import sample_report, sample_test_split
-from model.loader import load_engine
-from model.probe import LEAK_THRESHOLD, probe, replacement_ids
+from model.engine import DecodeOptions, Engine, ModelInputError
+from model.engine.loader import load_engine
 
 from .conftest import ROOT
 
@@ -71,6 +71,8 @@ class Unbatched:
         self.supports_causal_switch = causal_switch
         self.supports_shift_switch = True
         self.switch_notes = {"causal": "this family ignores custom decoder masks"}
+
+    check_switches = Engine.check_switches  # the contract's check, on this proxy's own switch flags
 
     def __getattr__(self, name):
         return getattr(self._inner, name)

@@ -14,9 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from model.text import MAX_INPUT_CHARS, clean, normalise
-from model.tokenizer import train_tokenizer
-from model.trace import KINDS, Step, Trace
+from model.builtin.normalise import MAX_INPUT_CHARS, clean, normalise
+from model.builtin.tokenizer import train_tokenizer
+from model.engine.trace import KINDS, Step, Trace
 
 # Every code point, surrogates and controls included; and a text strategy biased to the awkward ones.
 ANY_CHAR = st.characters(codec=None, exclude_categories=())

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from model.builtin import BuiltinEngine
+from model.builtin.engine import BuiltinEngine
 from model.engine import DecodeOptions
 
 from .conftest import ROOT

@@ -24,8 +24,8 @@ import streamlit as st  # noqa: E402
 import views  # noqa: E402
 from common import CheckpointError, DecodeOptions, ModelInputError  # noqa: E402
 
-from model.leakage import measure, repetition, sample_report, sample_test_split  # noqa: E402
-from model.probe import probe  # noqa: E402
+from model.analysis.leakage import measure, repetition, sample_report, sample_test_split  # noqa: E402
+from model.analysis.probe import probe  # noqa: E402
 
 TRIO = ("en-fr", "en-fr-no-causal-mask", "en-fr-no-shift")
 VIEWS = {"switches": "Switches & leakage meter", "probe": "Causality probe", "broken": "Broken models"}

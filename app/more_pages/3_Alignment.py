@@ -21,7 +21,7 @@ import pandas as pd  # noqa: E402
 import streamlit as st  # noqa: E402
 from common import CheckpointError, DecodeOptions, ModelInputError  # noqa: E402
 
-from model import alignment as al  # noqa: E402
+from model.analysis import alignment as al  # noqa: E402
 from model.corpora import read_tsv  # noqa: E402
 
 DATA = common.ROOT / "assets" / "data"

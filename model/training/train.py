@@ -18,14 +18,14 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from model.builtin import BuiltinEngine
-from model.checkpoint import LOG, load_checkpoint, save_checkpoint
-from model.config import ModelConfig
-from model.decoding import decoder_inputs, pad_batch
-from model.evaluate import evaluate
-from model.masks import decoder_self_mask
-from model.tokenizer import train_tokenizer
-from model.transformer import Transformer
+from model.builtin.batch import decoder_inputs, pad_batch
+from model.builtin.checkpoint import LOG, load_checkpoint, save_checkpoint
+from model.builtin.config import ModelConfig
+from model.builtin.engine import BuiltinEngine
+from model.builtin.tokenizer import train_tokenizer
+from model.builtin.transformer import Transformer
+from model.engine.masks import decoder_self_mask
+from model.training.evaluate import evaluate
 
 VARIANTS = {"healthy": (True, True), "no-causal-mask": (False, True), "no-shift": (True, False)}
 
@@ -123,7 +123,7 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
     loss_fn = nn.CrossEntropyLoss(ignore_index=cfg.pad_id, label_smoothing=tc.label_smoothing)
     eval_loss_fn = nn.CrossEntropyLoss(ignore_index=cfg.pad_id, reduction="sum")
 
-    def batch_loss(srcs, labs, fn, train_mode):
+    def batch_loss(srcs, labs, fn):
         src, src_keep = pad_batch(srcs, cfg.pad_id)
         dec_in, _ = pad_batch([decoder_inputs(lab, cfg, shift) for lab in labs], cfg.pad_id)
         lab_t, _ = pad_batch(labs, cfg.pad_id)
@@ -147,7 +147,7 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
             idx = next(batches)
         for g in opt.param_groups:
             g["lr"] = _lr_at(step, tc)
-        loss, _, _ = batch_loss([train_src[i] for i in idx], [train_lab[i] for i in idx], loss_fn, True)
+        loss, _, _ = batch_loss([train_src[i] for i in idx], [train_lab[i] for i in idx], loss_fn)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -189,7 +189,7 @@ def _validate(model, srcs, labs, batch_loss, loss_fn, cfg) -> dict[str, float]:
     model.eval()
     total_loss, correct, count = 0.0, 0, 0
     for i in range(0, len(srcs), 128):
-        loss, logits, lab_t = batch_loss(srcs[i:i + 128], labs[i:i + 128], loss_fn, False)
+        loss, logits, lab_t = batch_loss(srcs[i:i + 128], labs[i:i + 128], loss_fn)
         keep = lab_t != cfg.pad_id
         total_loss += loss.item()
         correct += int(((logits.argmax(-1) == lab_t) & keep).sum())
@@ -199,7 +199,7 @@ def _validate(model, srcs, labs, batch_loss, loss_fn, cfg) -> dict[str, float]:
 
 @torch.no_grad()
 def _exact_match(model, src_tok, tgt_tok, rows, cfg) -> float:
-    from model.checkpoint import Checkpoint
+    from model.builtin.checkpoint import Checkpoint
 
     model.eval()
     engine = BuiltinEngine(Checkpoint(cfg, model, src_tok, tgt_tok, {}))

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from model.alignment import DEFAULT_METHOD
+from model.analysis.alignment import DEFAULT_METHOD
 
 
 def _fmt(x: float | None) -> str:
@@ -38,9 +38,9 @@ def print_report(summary: dict, layers: int, heads: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from model.alignment import format_pharaoh, run_alignment
+    from model.analysis.alignment import format_pharaoh, run_alignment
     from model.corpora import read_tsv
-    from model.loader import load_engine
+    from model.engine.loader import load_engine
 
     rows = read_tsv(Path(args.data))
     if not rows:

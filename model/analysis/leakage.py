@@ -27,14 +27,19 @@ import numpy as np
 from model.engine import DecodeOptions
 
 if TYPE_CHECKING:
-    from model.trace import Trace
+    from model.engine import Engine, Trace
+
+
+def future_weights(dec_attn: np.ndarray) -> np.ndarray:
+    """dec_attn (L, h, m, m) -> the same with every weight on a key at or before its query (k <= t) zeroed."""
+    m = dec_attn.shape[-1]
+    upper = np.triu(np.ones((m, m), dtype=bool), k=1)
+    return np.where(upper, dec_attn, 0.0)
 
 
 def future_mass(dec_attn: np.ndarray) -> np.ndarray:
     """dec_attn (L, h, m, m) -> (L, h, m): each row's total weight on keys after it (k > t)."""
-    m = dec_attn.shape[-1]
-    upper = np.triu(np.ones((m, m), dtype=bool), k=1)
-    return np.where(upper, dec_attn, 0.0).sum(-1)
+    return future_weights(dec_attn).sum(-1)
 
 
 def answer_rows(decoder_input_tokens: Sequence[str], target_tokens: Sequence[str]) -> np.ndarray:
@@ -51,19 +56,36 @@ def own_answer_mass(dec_attn: np.ndarray, holds_answer: np.ndarray) -> np.ndarra
     return np.where(holds_answer, diag, 0.0)
 
 
+def next_position_rows(dec_attn: np.ndarray) -> np.ndarray:
+    """dec_attn (L, h, m, m) -> (L, h, m-1): the weight of each row t < m-1 on key t + 1."""
+    return np.diagonal(dec_attn, offset=1, axis1=-2, axis2=-1)
+
+
+def own_position_rows(dec_attn: np.ndarray, holds_answer: np.ndarray) -> np.ndarray:
+    """(L, h, k): the diagonal weight of the k rows whose input is their answer."""
+    return np.diagonal(dec_attn, axis1=-2, axis2=-1)[..., holds_answer]
+
+
 def next_position_weight(dec_attn: np.ndarray) -> np.ndarray:
     """dec_attn (L, h, m, m) -> (L, h): mean over rows t < m-1 of the weight on key t + 1 (0 when m == 1)."""
-    m = dec_attn.shape[-1]
-    if m < 2:
+    if dec_attn.shape[-1] < 2:
         return np.zeros(dec_attn.shape[:2])
-    return np.diagonal(dec_attn, offset=1, axis1=-2, axis2=-1).mean(-1)
+    return next_position_rows(dec_attn).mean(-1)
 
 
 def copy_diagonal_weight(dec_attn: np.ndarray, holds_answer: np.ndarray) -> np.ndarray:
     """(L, h): mean diagonal weight over the rows whose input is their answer (NaN when there is none)."""
     if not holds_answer.any():
         return np.full(dec_attn.shape[:2], np.nan)
-    return np.diagonal(dec_attn, axis1=-2, axis2=-1)[..., holds_answer].mean(-1)
+    return own_position_rows(dec_attn, holds_answer).mean(-1)
+
+
+def strongest(values: np.ndarray) -> tuple[int, int, float]:
+    """(layer, head, value) of the largest entry of an (L, h) array, 0-based; (0, 0, NaN) when all is NaN."""
+    if np.isnan(values).all():
+        return 0, 0, float("nan")
+    layer, head = np.unravel_index(int(np.nanargmax(values)), values.shape)
+    return int(layer), int(head), float(values[layer, head])
 
 
 @dataclass(frozen=True)
@@ -100,11 +122,9 @@ class LeakageMeter:
 
     def strongest(self, signature: str) -> tuple[int, int, float]:
         """(layer, head, value) of the largest entry of "next_position" or "copy_diagonal" (0-based)."""
-        values = getattr(self, signature)
-        if np.isnan(values).all():
-            return 0, 0, float("nan")
-        layer, head = np.unravel_index(int(np.nanargmax(values)), values.shape)
-        return int(layer), int(head), float(values[layer, head])
+        if signature not in ("next_position", "copy_diagonal"):
+            raise ValueError(f"signature must be next_position or copy_diagonal, got {signature!r}")
+        return strongest(self.next_position if signature == "next_position" else self.copy_diagonal)
 
     def to_dict(self) -> dict[str, Any]:
         def clean(a: np.ndarray) -> Any:
@@ -172,10 +192,10 @@ class SampleReport:
 
     def to_dict(self) -> dict[str, Any]:
         def best(a: np.ndarray) -> dict[str, Any]:
-            if np.isnan(a).all():
+            layer, head, value = strongest(a)
+            if np.isnan(value):
                 return {"layer": None, "head": None, "value": None}
-            layer, head = np.unravel_index(int(np.nanargmax(a)), a.shape)
-            return {"layer": int(layer) + 1, "head": int(head) + 1, "value": float(a[layer, head])}
+            return {"layer": layer + 1, "head": head + 1, "value": value}
 
         return {"n": self.n, "causal": self.causal, "shift": self.shift,
                 "next_position_weight": np.where(np.isnan(self.next_position), None, self.next_position).tolist(),
@@ -186,9 +206,10 @@ class SampleReport:
                 "repeat_share": self.repeat_share, "top_token_share": self.top_token_share}
 
 
-def sample_report(engine: Any, sources: Sequence[str], targets: Sequence[str], causal: bool,
+def sample_report(engine: Engine, sources: Sequence[str], targets: Sequence[str], causal: bool,
                   shift: bool) -> SampleReport:
-    """Measure `engine` (any model.engine.Engine) on sentence pairs, teacher forcing in the given setting."""
+    """Measure an engine on sentence pairs, teacher forcing in the given setting (the meters above, pooled
+    over every row of every sentence), and greedy decoding."""
     if not sources or len(sources) != len(targets):
         raise ValueError(f"need as many targets as sources, and at least one ({len(sources)} / {len(targets)})")
     next_sum = copy_sum = None
@@ -201,10 +222,10 @@ def sample_report(engine: Any, sources: Sequence[str], targets: Sequence[str], c
         if next_sum is None:
             next_sum, copy_sum = np.zeros(w.shape[:2]), np.zeros(w.shape[:2])
         m = w.shape[-1]
-        next_sum += np.diagonal(w, offset=1, axis1=-2, axis2=-1).sum(-1)
+        next_sum += next_position_rows(w).sum(-1)
         next_rows += m - 1
         holds = np.array(run.dec_in_ids) == np.array(run.out_ids)
-        copy_sum += np.diagonal(w, axis1=-2, axis2=-1)[..., holds].sum(-1)
+        copy_sum += own_position_rows(w, holds).sum(-1)
         copy_rows += int(holds.sum())
         correct += int((run.logits.argmax(-1) == np.array(labels)).sum())
         total += len(labels)
@@ -217,7 +238,7 @@ def sample_report(engine: Any, sources: Sequence[str], targets: Sequence[str], c
         reps.append(repetition([engine.piece(i) for i in out_ids if i not in special]))
         outputs.append(engine.detokenize(list(out_ids)))
     hyps = [" ".join(o.split()) for o in outputs]
-    refs = [" ".join(t.split()) for t in targets]  # as model.evaluate compares them
+    refs = [" ".join(t.split()) for t in targets]  # as model.training.evaluate compares them
     nan = np.full(next_sum.shape, np.nan)
     return SampleReport(
         n=len(sources), causal=causal, shift=shift,

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from model.attention import MultiHeadAttention
-from model.config import ModelConfig
-from model.masks import padding_mask
+from model.builtin.attention import MultiHeadAttention
+from model.builtin.config import ModelConfig
+from model.engine.masks import padding_mask
 
 
 def sinusoidal_positions(length: int, d_model: int, start: int = 0) -> torch.Tensor:

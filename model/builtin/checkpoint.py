@@ -12,17 +12,13 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from model.config import ModelConfig
-from model.tokenizer import SubwordTokenizer
-from model.transformer import Transformer
+from model.builtin.config import ModelConfig
+from model.builtin.tokenizer import SubwordTokenizer
+from model.builtin.transformer import Transformer
+from model.engine.errors import WEIGHTS, CheckpointError, refuse_pickles
 
-CONFIG, WEIGHTS, SOURCE_SPM, TARGET_SPM, CARD, LOG = (
-    "config.json", "model.safetensors", "source.model", "target.model", "card.json", "train_log.csv")
-PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
-
-
-class CheckpointError(ValueError):
-    """A folder that cannot be opened as a model: the message says why, in plain words."""
+CONFIG, SOURCE_SPM, TARGET_SPM, CARD, LOG = ("config.json", "source.model", "target.model", "card.json",
+                                            "train_log.csv")
 
 
 @dataclass
@@ -51,14 +47,6 @@ def save_checkpoint(folder: Path, model: Transformer, src_tok: SubwordTokenizer,
     src_tok.save(folder / SOURCE_SPM)
     tgt_tok.save(folder / TARGET_SPM)
     (folder / CARD).write_text(json.dumps(card, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
-
-
-def refuse_pickles(folder: Path) -> None:
-    pickles = sorted(p.name for p in folder.iterdir() if p.suffix in PICKLE_SUFFIXES)
-    if pickles and not (folder / WEIGHTS).is_file():
-        raise CheckpointError(
-            f"{folder} holds only pickle weights ({', '.join(pickles)}). Pickle files can run arbitrary code "
-            f"when loaded, so this tool never opens them. Convert the weights to {WEIGHTS} (safetensors).")
 
 
 def load_checkpoint(folder: Path) -> Checkpoint:

@@ -10,16 +10,17 @@ from pathlib import Path
 
 def run(args: argparse.Namespace) -> int:
     from model.corpora import read_tsv
-    from model.evaluate import evaluate
-    from model.loader import load_engine
+    from model.engine.loader import load_engine
+    from model.training.evaluate import evaluate
 
     engine = load_engine(args.model, allow_hub=args.allow_hub)
     rows = read_tsv(Path(args.data))
     if not rows:
         raise ValueError(f"{args.data}: no sentence pairs")
     # Teacher forcing in the setting the model was trained with (its card), unless told otherwise.
-    causal = engine.card.get("trained_causal", True) if args.causal is None else args.causal == "on"
-    shift = engine.card.get("trained_shift", True) if args.shift is None else args.shift == "on"
+    trained_causal, trained_shift = engine.trained_setting
+    causal = trained_causal if args.causal is None else args.causal == "on"
+    shift = trained_shift if args.shift is None else args.shift == "on"
     result = evaluate(engine, [r.source for r in rows], [r.target for r in rows], causal, shift,
                       progress=not args.json)
     if args.update_card:

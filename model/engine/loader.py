@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from model.checkpoint import CheckpointError, is_builtin_checkpoint, refuse_pickles
-from model.engine import Engine
+from model.engine.contract import Engine
+from model.engine.errors import CheckpointError, refuse_pickles
 
 
 def load_engine(spec: str | Path, allow_hub: bool = False) -> Engine:
@@ -15,19 +15,21 @@ def load_engine(spec: str | Path, allow_hub: bool = False) -> Engine:
         if not any(path.iterdir()):
             raise CheckpointError(f"{path} is an empty folder, not a model")
         refuse_pickles(path)
+        from model.builtin.checkpoint import is_builtin_checkpoint
+
         if is_builtin_checkpoint(path):
-            from model.builtin import BuiltinEngine
+            from model.builtin.engine import BuiltinEngine
 
             return BuiltinEngine.load(path)
         if (path / "config.json").is_file():
-            from model.hf_engine import HFEngine
+            from model.hf.engine import HFEngine
 
             return HFEngine.load(str(path))
         raise CheckpointError(f"{path} is not a model folder: it has no config.json")
     if path.exists():
         raise CheckpointError(f"{path} is a file; a model is a folder")
     if allow_hub and "/" in str(spec) and not str(spec).startswith((".", "/")):
-        from model.hf_engine import HFEngine
+        from model.hf.engine import HFEngine
 
         return HFEngine.load(str(spec), allow_hub=True)
     raise CheckpointError(f"{spec}: no such model folder")

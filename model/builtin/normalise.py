@@ -4,23 +4,12 @@ token, French elision as its own token (`l' oiseau`), German nouns capitalised, 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Callable
 
-MAX_INPUT_CHARS = 5000
+from model.engine.text import MAX_INPUT_CHARS, clean
 
 _ELISION = re.compile(r"\b([a-zà-ÿ]{1,2}|qu|jusqu|lorsqu|puisqu)['’]", re.IGNORECASE)
 _PUNCT = re.compile(r"([.,!?;:()\"«»])")
-
-
-def clean(text: str, limit: int | None = None) -> str:
-    """Drop control characters (NUL included; also format characters and lone surrogates, Unicode category C)
-    and collapse whitespace; keep every printable character. With a limit, at most that many characters, cut
-    so that cleaning the result again changes nothing (no trailing space)."""
-    text = unicodedata.normalize("NFC", text)
-    text = "".join(ch if unicodedata.category(ch)[0] != "C" else " " for ch in text)
-    text = " ".join(text.split())
-    return text if limit is None else text[:limit].rstrip()
 
 
 def _cased(low: str, known_words: set[str] | frozenset[str], piece_count: Callable[[str], int] | None) -> str:

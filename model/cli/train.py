@@ -12,7 +12,7 @@ def load_rows(args: argparse.Namespace) -> tuple[dict, dict]:
     """The splits to train on, and what the card should say about them."""
     if args.data:
         from model.corpora import read_tsv
-        from model.train import split_examples
+        from model.training.train import split_examples
 
         rows = [(e.source, e.target) for e in read_tsv(Path(args.data))]
         return split_examples(rows, args.seed), {"pair": Path(args.data).stem, "data": str(args.data)}
@@ -24,7 +24,7 @@ def load_rows(args: argparse.Namespace) -> tuple[dict, dict]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from model.train import TrainConfig, train
+    from model.training.train import TrainConfig, train
 
     tc = TrainConfig(variant=args.variant, steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                      seed=args.seed, eval_every=args.eval_every, d_model=args.d_model, n_heads=args.heads,

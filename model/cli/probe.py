@@ -8,8 +8,8 @@ import sys
 
 
 def run(args: argparse.Namespace) -> int:
-    from model.loader import load_engine
-    from model.probe import probe
+    from model.analysis.probe import probe
+    from model.engine.loader import load_engine
 
     engine = load_engine(args.model, allow_hub=args.allow_hub)
     result = probe(engine, args.text, args.target, causal=not args.no_causal_mask, shift=not args.no_shift)

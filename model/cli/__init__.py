@@ -1,14 +1,16 @@
-"""`python -m model <command>`: train, trace, eval, align, probe (DESIGN.md)."""
+"""`python -m model <command>`: train, trace, eval, align, probe, corpus (DESIGN.md).
+
+This module holds the parser and `trace`; every other command is one module here (`train`, `eval`, `corpus`,
+`probe`, `align`) with a `register(subparsers)`, listed in `commands`.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-from model.checkpoint import CheckpointError
-from model.engine import DecodeOptions, ModelInputError
+from model.engine import CheckpointError, DecodeOptions, ModelInputError
 
 
 def _add_model(p: argparse.ArgumentParser) -> None:
@@ -17,7 +19,7 @@ def _add_model(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
-    from model.loader import load_engine
+    from model.engine.loader import load_engine
 
     engine = load_engine(args.model, allow_hub=args.allow_hub)
     options = DecodeOptions(mode="teacher_forced" if args.target else args.decode, causal=not args.no_causal_mask,
@@ -51,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_trace)
 
-    from model.commands import REGISTRY
+    from model.cli.commands import REGISTRY
 
     for register in REGISTRY:
         register(sub)
@@ -68,7 +70,3 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
-
-
-def print_json(obj: object) -> None:
-    print(json.dumps(obj, ensure_ascii=False))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import sentencepiece as spm
 
-from model.config import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+from model.builtin.config import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
 WORD_START = "\u2581"  # SentencePiece marks the first piece of every word with "▁"
 
@@ -62,6 +62,10 @@ class SubwordTokenizer:
 
     def piece(self, i: int) -> str:
         return self.sp.id_to_piece(self._check(i))
+
+    def piece_to_id(self, piece: str) -> int:
+        """The id of a piece (the unknown id when the vocabulary has no such piece)."""
+        return int(self.sp.piece_to_id(piece))
 
     def decode(self, ids: Iterable[int]) -> str:
         return self.sp.decode([self._check(i) for i in ids if int(i) not in (PAD_ID, BOS_ID, EOS_ID)])

@@ -35,7 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from model.engine import DecodeOptions, Engine, ModelInputError
+from model.analysis.leakage import future_weights
+from model.engine import DecodeOptions, Engine
 
 LEAK_THRESHOLD = 1e-4
 BATCH = 32  # perturbed label sequences per teacher_forced_logits call
@@ -108,28 +109,10 @@ def replacement_ids(labels: list[int], vocab_size: int, specials: set[int]) -> l
     return out
 
 
-def check_switches(engine: Engine, causal: bool, shift: bool) -> None:
-    """Refuse a setting the engine cannot run, with the engine's own reason."""
-    notes = getattr(engine, "switch_notes", {}) or {}
-    if not causal and not engine.supports_causal_switch:
-        raise ModelInputError(notes.get("causal", f"{engine.name}: the causal mask cannot be switched off"))
-    if not shift and not engine.supports_shift_switch:
-        raise ModelInputError(notes.get("shift", f"{engine.name}: the right shift cannot be switched off"))
-
-
-def future_weights(dec_attn: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """dec_attn (L, h, m, m) -> (largest weight on a later key (L, h), future mass per row, mean over rows (L, h))."""
-    m = dec_attn.shape[-1]
-    upper = np.triu(np.ones((m, m), dtype=bool), k=1)  # key k > query i
-    future = np.where(upper, dec_attn, 0.0)
-    largest = future.max(axis=(-2, -1)) if m > 1 else np.zeros(dec_attn.shape[:2])
-    return largest, future.sum(-1).mean(-1)
-
-
 def probe(engine: Engine, text: str, target: str | None = None, causal: bool = True,
           shift: bool = True) -> ProbeResult:
     """Run the causality probe (module docstring) on one sentence."""
-    check_switches(engine, causal, shift)
+    engine.check_switches(causal, shift)
     _, src, pieces, _ = engine.prepare_source(text)
     if target is not None and target.strip():
         labels = engine.encode_target(engine.normalise_target(target))
@@ -150,7 +133,9 @@ def probe(engine: Engine, text: str, target: str | None = None, causal: bool = T
         logits.extend(engine.teacher_forced_logits([src] * len(chunk), chunk, causal, shift))
     ref = logits[0].astype(np.float64)
     changes = tuple(float(np.abs(logits[j + 1][: j + 1].astype(np.float64) - ref[: j + 1]).max()) for j in range(m))
-    largest, mass = future_weights(base.dec_attn.astype(np.float64))
+    future = future_weights(base.dec_attn.astype(np.float64))
+    largest = future.max(axis=(-2, -1)) if m > 1 else np.zeros(future.shape[:2])
+    mass = future.sum(-1).mean(-1)
     return ProbeResult(
         model=engine.name, causal=causal, shift=shift, target_source=origin, source_tokens=tuple(pieces),
         label_tokens=tuple(engine.piece(i) for i in labels), max_past_logit_change=max(changes, default=0.0),

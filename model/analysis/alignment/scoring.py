@@ -1,0 +1,66 @@
+"""Counting every candidate method against gold links at once, summed over a corpus (`Tally`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from model.analysis.alignment.links import Counts, Gold
+from model.analysis.alignment.methods import SEARCH_THRESHOLDS, Method, candidates, extract
+from model.analysis.alignment.words import READINGS, WordAttention
+
+
+def gold_matrices(gold: Gold, m_words: int, n_words: int) -> tuple[np.ndarray, np.ndarray]:
+    """(sure, possible) boolean (m_words, n_words), [target, source]."""
+    sure = np.zeros((m_words, n_words), dtype=bool)
+    possible = np.zeros((m_words, n_words), dtype=bool)
+    for i, j in gold.sure:
+        sure[j, i] = True
+    for i, j in gold.possible:
+        possible[j, i] = True
+    return sure, possible
+
+
+@dataclass
+class Tally:
+    """Counts of every candidate method, summed over sentences. counts[k] = (|A|, |S|, |A&S|, |A&P|)."""
+
+    layers: int
+    heads: int
+    thresholds: tuple[float, ...] = SEARCH_THRESHOLDS
+    counts: np.ndarray = field(init=False)
+    n: int = 0
+
+    def __post_init__(self) -> None:
+        self.methods = candidates(self.layers, self.heads, self.thresholds)
+        self.index = {meth.name: k for k, meth in enumerate(self.methods)}
+        self.counts = np.zeros((len(self.methods), 4), dtype=np.int64)
+
+    def add(self, wa: WordAttention, gold: Gold) -> None:
+        if (wa.layers, wa.heads) != (self.layers, self.heads):
+            raise ValueError(f"a sentence has {wa.layers}x{wa.heads} heads, the tally {self.layers}x{self.heads}")
+        sure, possible = gold_matrices(gold, len(wa.target_words), len(wa.source_words))
+        blocks = []
+        stacked = {reading: wa.stacked(reading) for reading in READINGS}  # (S, m, n) each
+        for how, tau in [("argmax", 0.0), ("inter", 0.0), ("union", 0.0)] + [("threshold", t)
+                                                                            for t in self.thresholds]:
+            for reading in READINGS:
+                a = extract(stacked[reading], how, tau)
+                blocks.append(np.stack([a.sum(axis=(1, 2)), np.full(len(a), sure.sum()),
+                                        (a & sure).sum(axis=(1, 2)), (a & possible).sum(axis=(1, 2))], axis=1))
+        self.counts += np.concatenate(blocks)
+        self.n += 1
+
+    def __getitem__(self, method: Method | str) -> Counts:
+        name = method if isinstance(method, str) else method.name
+        if name not in self.index:
+            raise KeyError(f"{name} was not counted (thresholds counted: {self.thresholds})")
+        return Counts(*(int(x) for x in self.counts[self.index[name]]))
+
+    def best(self, reading: str | None = None) -> Method:
+        """The counted method with the lowest AER (ties: the first in candidate order)."""
+        aer = np.array([Counts(*c).aer for c in self.counts])
+        if reading is not None:
+            aer = np.where([meth.reading == reading for meth in self.methods], aer, np.inf)
+        return self.methods[int(np.argmin(aer))]

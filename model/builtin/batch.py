@@ -1,0 +1,54 @@
+"""Batches for the built-in Transformer: padding, the right shift, and teacher forcing in one parallel pass."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from model.builtin.config import ModelConfig
+from model.builtin.transformer import Transformer
+from model.engine.decode import to_numpy
+from model.engine.masks import decoder_self_mask
+from model.engine.runs import RawRun
+
+
+def pad_batch(seqs: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Ragged id lists -> (ids (B, T), keep (B, T) bool)."""
+    width = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
+    for i, s in enumerate(seqs):
+        ids[i, : len(s)] = torch.tensor(s, dtype=torch.long)
+    return ids, ids != pad_id
+
+
+def decoder_inputs(labels: list[int], cfg: ModelConfig, shift: bool) -> list[int]:
+    """With the shift (the correct setting) row t reads label t-1, row 0 reads BOS; without it, row t
+    reads label t itself, the very token it must predict."""
+    return [cfg.bos_id, *labels[:-1]] if shift else list(labels)
+
+
+@torch.no_grad()
+def teacher_forced_batch(model: Transformer, srcs: list[list[int]], labels: list[list[int]], causal: bool,
+                         shift: bool, need_weights: bool = True) -> list[RawRun]:
+    """One parallel pass per batch. Each returned run is cut to its own sentence's n and m."""
+    cfg = model.cfg
+    src, src_keep = pad_batch(srcs, cfg.pad_id)
+    dec_in, tgt_keep = pad_batch([decoder_inputs(lab, cfg, shift) for lab in labels], cfg.pad_id)
+    # Pads inside the decoder input are only at the end; keep = position < length.
+    lengths = torch.tensor([len(lab) for lab in labels])
+    tgt_keep = torch.arange(dec_in.shape[1])[None, :] < lengths[:, None]
+    enc = model.encode(src, src_keep, need_weights)
+    out = model.decode(dec_in, enc, decoder_self_mask(tgt_keep, causal), need_weights=need_weights)
+    runs = []
+    for b, (s, lab) in enumerate(zip(srcs, labels)):
+        n, m = len(s), len(lab)
+        runs.append(RawRun(
+            src_ids=list(s), dec_in_ids=dec_in[b, :m].tolist(), out_ids=list(lab),
+            logits=to_numpy(out.logits[b, :m]),
+            enc_attn=np.stack([to_numpy(w[b, :, :n, :n]) for w in enc.attentions]) if need_weights else np.zeros(0),
+            dec_attn=np.stack([to_numpy(w[b, :, :m, :m]) for w in out.self_attentions]) if need_weights
+            else np.zeros(0),
+            cross_attn=np.stack([to_numpy(w[b, :, :m, :n]) for w in out.cross_attentions]) if need_weights
+            else np.zeros(0),
+        ))
+    return runs

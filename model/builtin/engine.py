@@ -1,0 +1,112 @@
+"""The engine for this project's own checkpoints: the contract of model.engine on our Transformer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from model.builtin.batch import pad_batch, teacher_forced_batch
+from model.builtin.checkpoint import Checkpoint, load_checkpoint
+from model.builtin.config import UNK_ID
+from model.builtin.normalise import normalise
+from model.builtin.transformer import Transformer
+from model.engine.contract import Engine
+from model.engine.runs import DecodeOptions, RawRun, Stepper
+
+
+class BuiltinStepper(Stepper):
+    """Our Transformer's key-value cache over one encoded batch."""
+
+    def __init__(self, model: Transformer, srcs: list[list[int]], need_weights: bool) -> None:
+        self.model, self.need_weights = model, need_weights
+        src, src_keep = pad_batch(srcs, model.cfg.pad_id)
+        self.enc = model.encode(src, src_keep, need_weights)
+        self.enc_attentions = list(self.enc.attentions)
+        self.caches = model.init_caches(self.enc)
+
+    def step(self, last: torch.Tensor, t: int):
+        enc = self.enc
+        width = last.shape[0]
+        if width != enc.memory.shape[0]:  # beam search: one source, several hypotheses
+            enc = type(enc)(enc.memory.expand(width, -1, -1), enc.src_keep.expand(width, -1), [])
+        # The newest query sees every position so far: no mask.
+        out = self.model.decode(last, enc, None, self.caches, start=t, need_weights=self.need_weights)
+        self.caches = out.caches
+        return out.logits[:, -1], out.self_attentions, out.cross_attentions
+
+    def reorder(self, index: torch.Tensor) -> None:
+        self.caches = [c.select(index) for c in self.caches]
+
+
+class BuiltinEngine(Engine):
+    family = "builtin"
+    switch_notes: dict[str, str] = {}  # both switches work: nothing to explain
+
+    def __init__(self, ckpt: Checkpoint, name: str | None = None) -> None:
+        self.ckpt = ckpt
+        self.model = ckpt.model
+        self.cfg = ckpt.config
+        self.card = ckpt.card
+        self.name = name or (ckpt.path.name if ckpt.path else "model")
+        self.n_encoder_layers = self.cfg.n_encoder_layers
+        self.n_decoder_layers = self.cfg.n_decoder_layers
+        self.n_heads = self.cfg.n_heads
+        self.max_source_tokens = self.max_target_tokens = self.cfg.max_positions
+        self.start_id, self.end_id, self.pad_id = self.cfg.bos_id, self.cfg.eos_id, self.cfg.pad_id
+        self.eos_ids = frozenset({self.cfg.eos_id})
+        self._source, self._target = ckpt.source_tokenizer, ckpt.target_tokenizer
+        self._src_words = frozenset(self._source.words())
+        self._tgt_words = frozenset(self._target.words())
+
+    @classmethod
+    def load(cls, folder: Path) -> BuiltinEngine:
+        return cls(load_checkpoint(folder))
+
+    # ---- text ---------------------------------------------------------------------------------------------
+    def normalise(self, text: str) -> str:
+        return normalise(text, self._src_words, self._source_pieces)
+
+    def normalise_target(self, text: str) -> str:
+        return normalise(text, self._tgt_words, self._target_pieces)
+
+    def _source_pieces(self, word: str) -> int:
+        return len(self._source.encode(word).ids)
+
+    def _target_pieces(self, word: str) -> int:
+        return len(self._target.encode(word).ids)
+
+    def encode_source(self, text: str) -> tuple[list[int], list[str]]:
+        tok = self._source.encode(text)
+        return [*tok.ids, self.cfg.eos_id], [*tok.pieces, self._source.piece(self.cfg.eos_id)]
+
+    def encode_target(self, text: str, truncate: bool = True) -> list[int]:
+        ids = list(self._target.encode(text).ids)
+        return [*(ids[: self.cfg.max_positions - 1] if truncate else ids), self.cfg.eos_id]
+
+    def piece(self, token_id: int) -> str:
+        return self._target.piece(token_id)
+
+    def source_piece(self, token_id: int) -> str:
+        return self._source.piece(token_id)
+
+    def piece_to_id(self, piece: str) -> int | None:
+        i = self._target.piece_to_id(piece)
+        return i if self.piece(i) == piece else None
+
+    def detokenize(self, ids: list[int]) -> str:
+        return self._target.decode(ids)
+
+    def special_ids(self) -> set[int]:
+        return {self.cfg.pad_id, self.cfg.bos_id, self.cfg.eos_id}
+
+    def unknown_pieces(self) -> frozenset[str]:
+        return frozenset({self.piece(UNK_ID), self.source_piece(UNK_ID)})
+
+    # ---- forward passes -----------------------------------------------------------------------------------
+    def teacher_forced_batch(self, srcs: list[list[int]], labels: list[list[int]], options: DecodeOptions,
+                             need_weights: bool = True) -> list[RawRun]:
+        return teacher_forced_batch(self.model, srcs, labels, options.causal, options.shift, need_weights)
+
+    def start_decoding(self, srcs: list[list[int]], options: DecodeOptions, need_weights: bool) -> Stepper:
+        return BuiltinStepper(self.model, srcs, need_weights)

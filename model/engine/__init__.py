@@ -1,0 +1,20 @@
+"""The seam between models and everything else.
+
+- `contract`: `Engine`, the abstract contract every model family implements (text, pieces, one teacher-forced
+  batch, an incremental `Stepper`), with the shared trace / decode / beam entry points;
+- `runs`: `DecodeOptions`, `RawRun` (one run in ids and arrays), `Stepper`;
+- `decode`, `beam`: the one incremental decoding loop (greedy, sampling, forced prefix) and beam search;
+- `to_trace`, `trace`: raw runs -> `Trace`, the only thing that leaves model/ (JSON / NPZ readers and writers);
+- `errors`: `CheckpointError`, `ModelInputError` (messages for the user), the pickle refusal;
+- `masks`, `text`: boolean attention masks and input cleaning, shared by every family;
+- `loader`: `load_engine(folder or hub id)`, which picks the family.
+"""
+
+from model.engine.contract import Engine
+from model.engine.errors import CheckpointError, ModelInputError
+from model.engine.loader import load_engine
+from model.engine.runs import DecodeOptions, RawRun, Stepper
+from model.engine.trace import Step, Trace
+
+__all__ = ["CheckpointError", "DecodeOptions", "Engine", "ModelInputError", "RawRun", "Step", "Stepper", "Trace",
+           "load_engine"]

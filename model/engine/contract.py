@@ -1,0 +1,229 @@
+"""The engine contract: everything a page, an export, an analysis or the CLI may ask of a model.
+
+A model family is one subclass of `Engine` that fills in the abstract members: its text side (normalising,
+tokenising, pieces of both vocabularies), one teacher-forced batch, and an incremental decoder (a `Stepper`:
+one step and a cache reorder). Everything else, the one decoding loop (greedy, sampling, forced prefix, beam)
+and the turning of raw runs into Traces, is written once here and in `model.engine.decode`. A caller never
+reaches inside an engine (its network, its tokenizer): what it needs is a member below.
+
+Options are arguments (`DecodeOptions`); an engine never changes its loaded model, so one engine can serve
+every session of a server. A new switch of a forward pass (say, head ablation, or recording contributions) is
+a new `DecodeOptions` field: it reaches every forward pass, because `teacher_forced_batch` and
+`start_decoding` receive the options whole.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import torch
+
+from model.engine.beam import beam_search
+from model.engine.decode import decode_batch
+from model.engine.errors import ModelInputError
+from model.engine.runs import DecodeOptions, RawRun, Stepper
+from model.engine.to_trace import to_trace
+from model.engine.trace import Trace
+
+
+class Engine(ABC):
+    """One loaded model. Subclasses set the attributes below and implement the abstract methods."""
+
+    name: str
+    family: str  # "builtin", or the Hugging Face model_type ("marian", "t5", ...)
+    card: dict[str, Any]  # what the folder says about the model (pair, variant, metrics, trained setting)
+    n_encoder_layers: int
+    n_decoder_layers: int
+    n_heads: int
+    max_source_tokens: int
+    max_target_tokens: int
+    supports_causal_switch: bool = True
+    supports_shift_switch: bool = True
+    switch_notes: dict[str, str]  # "causal" / "shift": how the switch works on this model, or why it cannot
+    start_id: int  # the id decoder position 0 reads
+    end_id: int  # the end-of-sentence id a target ends with
+    eos_ids: frozenset[int]  # every id that ends a decoded sentence
+    pad_id: int | None  # written after a row has ended; None: the model has no padding id
+
+    # ---- text ---------------------------------------------------------------------------------------------
+    @abstractmethod
+    def normalise(self, text: str) -> str:
+        """Natural input -> the source text actually tokenised."""
+
+    def normalise_target(self, text: str) -> str:
+        """Natural input -> the target text actually tokenised (the source rule unless the family differs)."""
+        return self.normalise(text)
+
+    @abstractmethod
+    def encode_source(self, text: str) -> tuple[list[int], list[str]]:
+        """Normalised source text -> (ids fed to the encoder, their source pieces), special tokens included."""
+
+    @abstractmethod
+    def encode_target(self, text: str, truncate: bool = True) -> list[int]:
+        """Target text -> label ids, ending with the end-of-sentence id; at most `max_target_tokens` of them
+        unless truncate is False."""
+
+    @abstractmethod
+    def piece(self, token_id: int) -> str:
+        """The target-vocabulary piece of an id (what the decoder reads and writes)."""
+
+    @abstractmethod
+    def source_piece(self, token_id: int) -> str:
+        """The source-vocabulary piece of an id (what the encoder reads)."""
+
+    @abstractmethod
+    def piece_to_id(self, piece: str) -> int | None:
+        """The target-vocabulary id of a piece, or None when the vocabulary has no such piece."""
+
+    @abstractmethod
+    def detokenize(self, ids: list[int]) -> str:
+        """Target ids -> text, special tokens dropped."""
+
+    @abstractmethod
+    def special_ids(self) -> set[int]:
+        """Ids that stand for no word (padding, start, end, language codes...)."""
+
+    @abstractmethod
+    def unknown_pieces(self) -> frozenset[str]:
+        """The pieces of the unknown token, on both sides: they stand for (part of) a word, so never special."""
+
+    def special_pieces(self) -> frozenset[str]:
+        """The pieces of the special ids, in both vocabularies."""
+        ids = self.special_ids()
+        return frozenset(self.piece(i) for i in ids) | frozenset(self.source_piece(i) for i in ids)
+
+    # ---- forward passes (the family's own) ----------------------------------------------------------------
+    @abstractmethod
+    def teacher_forced_batch(self, srcs: list[list[int]], labels: list[list[int]], options: DecodeOptions,
+                             need_weights: bool = True) -> list[RawRun]:
+        """Teacher forcing of each (source ids, label ids) pair in the setting of `options` (causal, shift):
+        every row in one parallel pass, logits always, attention unless need_weights is False (then the
+        attention arrays may be empty). The switches have been checked (`check_switches`)."""
+
+    @abstractmethod
+    def start_decoding(self, srcs: list[list[int]], options: DecodeOptions, need_weights: bool) -> Stepper:
+        """Encode a batch of sources and return the Stepper that decodes them."""
+
+    # ---- decoding choices a family may refine -------------------------------------------------------------
+    def forced_prefix(self, options: DecodeOptions) -> tuple[int, ...]:
+        """Target ids taken, not chosen, at the first steps of free running."""
+        return tuple(options.forced)
+
+    def restrict(self, logits: torch.Tensor) -> torch.Tensor:
+        """Logits of a free choice with the ids the family never chooses made impossible (default: none)."""
+        return logits
+
+    def decode_length(self, options: DecodeOptions, n: int) -> int:
+        """Steps at the most for a source of n tokens: the option, else 2n + 10; never past the positions."""
+        return min(options.max_len or 2 * n + 10, self.max_target_tokens)
+
+    # ---- settings -----------------------------------------------------------------------------------------
+    @property
+    def trained_setting(self) -> tuple[bool, bool]:
+        """(causal, shift) the model was trained with, from its card (both on unless it says otherwise)."""
+        return bool(self.card.get("trained_causal", True)), bool(self.card.get("trained_shift", True))
+
+    def check_switches(self, causal: bool, shift: bool) -> None:
+        """Raise ModelInputError, with the engine's own reason, for a setting this model cannot run."""
+        if not causal and not self.supports_causal_switch:
+            raise ModelInputError(self.switch_notes.get("causal", f"{self.name}: the causal mask cannot be "
+                                                                  f"switched off"))
+        if not shift and not self.supports_shift_switch:
+            raise ModelInputError(self.switch_notes.get("shift", f"{self.name}: the right shift cannot be "
+                                                                 f"switched off"))
+
+    def model_info(self) -> dict[str, Any]:
+        return {"name": self.name, "family": self.family, "encoder_layers": self.n_encoder_layers,
+                "decoder_layers": self.n_decoder_layers, "heads": self.n_heads}
+
+    # ---- runs in ids --------------------------------------------------------------------------------------
+    def run_teacher_forced(self, src_ids: list[int], labels: list[int], causal: bool, shift: bool) -> RawRun:
+        """One teacher-forced pass with attention."""
+        options = DecodeOptions(mode="teacher_forced", causal=causal, shift=shift)
+        self.check_switches(causal, shift)
+        return self.teacher_forced_batch([src_ids], [labels], options)[0]
+
+    def teacher_forced_logits(self, srcs: list[list[int]], labels: list[list[int]], causal: bool,
+                              shift: bool) -> list[np.ndarray]:
+        """Logits (m, V) of teacher forcing for each pair, batched where the family can."""
+        self.check_switches(causal, shift)
+        options = DecodeOptions(mode="teacher_forced", causal=causal, shift=shift)
+        return [r.logits for r in self.teacher_forced_batch(srcs, labels, options, need_weights=False)]
+
+    def decode_batch(self, srcs: list[list[int]], options: DecodeOptions, need_weights: bool = True) -> list[RawRun]:
+        """Greedy or sampled decoding of a batch of sources (model.engine.decode)."""
+        return decode_batch(self, srcs, options, need_weights)
+
+    def run_generate(self, src_ids: list[int], options: DecodeOptions) -> RawRun:
+        return self.decode_batch([src_ids], options)[0]
+
+    def run_beam(self, src_ids: list[int], options: DecodeOptions) -> tuple[list[RawRun], list[list[dict]]]:
+        """Beam search (model.engine.beam): final hypotheses best first, and the live beams after each step
+        as {"tokens": pieces, "score"}."""
+        runs, steps = beam_search(self, src_ids, options)
+        return runs, [[{"tokens": [self.piece(i) for i in b["tokens"]], "score": b["score"]} for b in s]
+                      for s in steps]
+
+    def translate_batch(self, sources: list[str], max_len: int | None = None) -> list[str]:
+        """Greedy translations of normalised sources, batched, without capturing attention."""
+        srcs = [self.fit_source(self.encode_source(s)[0]) for s in sources]
+        runs = self.decode_batch(srcs, DecodeOptions(max_len=max_len), need_weights=False)
+        return [self.detokenize(r.out_ids) for r in runs]
+
+    # ---- inputs -------------------------------------------------------------------------------------------
+    def prepare_source(self, text: str) -> tuple[str, list[int], list[str], list[str]]:
+        """Normalise and tokenise; returns (normalised text, ids, pieces, warnings). Long input is truncated
+        to the model's positions with a warning; empty input raises ModelInputError."""
+        normalised = self.normalise(text)
+        if not normalised.strip():
+            raise ModelInputError("The source text is empty: type a sentence.")
+        ids, pieces = self.encode_source(normalised)
+        warnings = []
+        if len(ids) > self.max_source_tokens:
+            warnings.append(f"The source has {len(ids)} tokens; this model reads at most {self.max_source_tokens}, "
+                            f"so it was truncated to the first {self.max_source_tokens}.")
+            ids, pieces = self.fit_source(ids), self.fit_source(pieces)
+        return normalised, ids, pieces, warnings
+
+    def fit_source(self, seq: list) -> list:
+        """A source (ids or pieces) cut to the model's positions: the first max-1 and the final special token."""
+        if len(seq) <= self.max_source_tokens:
+            return seq
+        return seq[: self.max_source_tokens - 1] + seq[-1:]
+
+    def prepare_target(self, text: str) -> tuple[list[int], list[str]]:
+        """Reference target -> (label ids, warnings): like the source, a target longer than the model's
+        positions is truncated (its end token kept) with a warning rather than silently."""
+        normalised = self.normalise_target(text)
+        if not normalised.strip():
+            raise ModelInputError("Teacher forcing needs a reference target: the one given is empty.")
+        labels = self.encode_target(normalised, truncate=False)
+        limit = self.max_target_tokens
+        if len(labels) <= limit:
+            return labels, []
+        return labels[: limit - 1] + labels[-1:], [
+            f"The reference target has {len(labels)} tokens; this model reads at most {limit}, so it was "
+            f"truncated to the first {limit}."]
+
+    # ---- traces -------------------------------------------------------------------------------------------
+    def trace(self, text: str, target: str | None = None, options: DecodeOptions | None = None) -> Trace:
+        """One decoding run (or, with a target or mode="teacher_forced", one teacher-forced pass)."""
+        options = options or DecodeOptions()
+        normalised, src_ids, _, warnings = self.prepare_source(text)
+        if target is not None or options.mode == "teacher_forced":
+            if target is None or not target.strip():
+                raise ModelInputError("Teacher forcing needs a reference target.")
+            options = replace(options, mode="teacher_forced")
+            labels, target_warnings = self.prepare_target(target)
+            self.check_switches(options.causal, options.shift)
+            run = self.teacher_forced_batch([src_ids], [labels], options)[0]
+            return to_trace(self, run, options, normalised, warnings + target_warnings)
+        if options.mode == "beam":
+            runs, beam_steps = self.run_beam(src_ids, options)
+            beams = tuple(to_trace(self, r, options, normalised, warnings) for r in runs)
+            return replace(beams[0], beams=beams, beam_steps=tuple(tuple(s) for s in beam_steps))
+        run = self.run_generate(src_ids, options)
+        return to_trace(self, run, options, normalised, warnings)

@@ -1,0 +1,70 @@
+"""The data that crosses the seam inside model/: decoding options, a raw run in ids and arrays, and the
+incremental decoder (`Stepper`) an engine hands to the one decoding loop."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from model.engine.trace import MODES
+
+
+@dataclass(frozen=True)
+class DecodeOptions:
+    mode: str = "greedy"  # greedy | beam | sample | teacher_forced
+    causal: bool = True  # teacher forcing only: free-running decoding cannot see the future anyway
+    shift: bool = True  # teacher forcing only: free-running decoding always reads the previous token
+    beam_size: int = 4
+    temperature: float = 1.0
+    top_k: int = 0  # sampling: keep the k most likely tokens (0 = all)
+    seed: int = 0
+    max_len: int | None = None  # None: the engine's default for the source length
+    forced: tuple[int, ...] = ()  # free running: target ids chosen for the first steps, then continue
+    report_top_k: int = 5
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        if self.beam_size < 1:
+            raise ValueError("beam_size must be at least 1")
+        if self.temperature <= 0:
+            raise ValueError("temperature must be > 0")
+        if self.top_k < 0 or self.report_top_k < 1:
+            raise ValueError("top_k must be >= 0 and report_top_k >= 1")
+        if self.max_len is not None and self.max_len < 1:
+            raise ValueError("max_len must be at least 1")
+
+
+@dataclass
+class RawRun:
+    """One decoding run in ids and arrays. Attention arrays are (layers, heads, queries, keys)."""
+
+    src_ids: list[int]
+    dec_in_ids: list[int]  # m: the id each decoder position read
+    out_ids: list[int]  # m: the id each position predicted (teacher forcing: the reference label)
+    logits: np.ndarray  # (m, V)
+    enc_attn: np.ndarray  # (L_enc, h, n, n)
+    dec_attn: np.ndarray  # (L_dec, h, m, m)
+    cross_attn: np.ndarray  # (L_dec, h, m, n)
+    score: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Stepper(ABC):
+    """One encoded batch of sources, decoded one position per call with the engine's key-value cache."""
+
+    enc_attentions: list[torch.Tensor]  # per encoder layer (B, h, n, n), over the padded sources
+
+    @abstractmethod
+    def step(self, last: torch.Tensor, t: int) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
+        """last (width, 1): the ids read at position t -> (logits (width, V), decoder self-attention per layer
+        (width, h, 1, t+1), cross-attention per layer (width, h, 1, n)). A batch of one source may be stepped
+        at any width (beam search): the encoder output is shared by every row."""
+
+    @abstractmethod
+    def reorder(self, index: torch.Tensor) -> None:
+        """Make the cache follow the kept rows: row i of the next step continues row index[i] of this one."""

@@ -1,0 +1,18 @@
+"""Input hygiene every engine applies before its own tokenizer: control characters out, whitespace folded,
+a length limit."""
+
+from __future__ import annotations
+
+import unicodedata
+
+MAX_INPUT_CHARS = 5000
+
+
+def clean(text: str, limit: int | None = None) -> str:
+    """Drop control characters (NUL included; also format characters and lone surrogates, Unicode category C)
+    and collapse whitespace; keep every printable character. With a limit, at most that many characters, cut
+    so that cleaning the result again changes nothing (no trailing space)."""
+    text = unicodedata.normalize("NFC", text)
+    text = "".join(ch if unicodedata.category(ch)[0] != "C" else " " for ch in text)
+    text = " ".join(text.split())
+    return text if limit is None else text[:limit].rstrip()

@@ -1,0 +1,50 @@
+"""A raw run (ids and arrays) -> a Trace (pieces, probabilities, options), for any engine."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from model.engine.runs import DecodeOptions, RawRun
+from model.engine.trace import Step, Trace
+
+if TYPE_CHECKING:
+    from model.engine.contract import Engine
+
+
+def softmax(logits: np.ndarray) -> np.ndarray:
+    z = logits - logits.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def to_trace(engine: Engine, run: RawRun, options: DecodeOptions, normalised: str, warnings: list[str]) -> Trace:
+    """Source ids are read with the source vocabulary, every other id with the target one."""
+    probs = softmax(run.logits.astype(np.float64))
+    k = min(options.report_top_k, probs.shape[1])
+    steps = []
+    teacher = options.mode == "teacher_forced"
+    for t in range(len(run.out_ids)):
+        order = np.argsort(-probs[t])[:k]
+        top = tuple((engine.piece(int(i)), float(probs[t, i])) for i in order)
+        if teacher:
+            best = int(order[0])
+            extra = {"target_prob": float(probs[t, run.out_ids[t]]), "correct": best == run.out_ids[t]}
+            steps.append(Step(engine.piece(best), best, float(probs[t, best]), top, extra))
+        else:
+            tid = run.out_ids[t]
+            steps.append(Step(engine.piece(tid), tid, float(probs[t, tid]), top))
+    opts = {k2: v for k2, v in asdict(options).items() if k2 != "forced"}
+    opts["forced"] = [engine.piece(i) for i in options.forced]
+    opts["normalised_source"] = normalised
+    opts["warnings"] = warnings
+    opts["score"] = run.score
+    return Trace(model=engine.model_info(), options=opts,
+                 source_tokens=tuple(engine.source_piece(i) for i in run.src_ids),
+                 decoder_input_tokens=tuple(engine.piece(i) for i in run.dec_in_ids),
+                 target_tokens=tuple(engine.piece(i) for i in run.out_ids),
+                 encoder_self_attention=run.enc_attn.astype(np.float32),
+                 decoder_self_attention=run.dec_attn.astype(np.float32),
+                 cross_attention=run.cross_attn.astype(np.float32), steps=tuple(steps))

@@ -1,0 +1,195 @@
+"""The engine for Hugging Face encoder-decoder checkpoints (Marian, T5 / mT5, BART / mBART, Pegasus, M2M-100...).
+
+Attention weights are the model's own return values (`output_attentions=True`: `encoder_attentions`,
+`decoder_attentions`, `cross_attentions`, one (B, h, Tq, Tk) tensor per layer). Only the eager attention
+implementation computes them, so the model is always loaded with `attn_implementation="eager"`
+(model.hf.load). Free-running decoding goes one position per call through the model's own key-value cache
+(`cache=`, an `EncoderDecoderCache`) in the shared loop of model.engine. The loaded model is never changed:
+options are arguments, masks are tensors passed in.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from model.engine.contract import Engine
+from model.engine.decode import to_numpy
+from model.engine.errors import CheckpointError
+from model.engine.masks import full_mask
+from model.engine.runs import DecodeOptions, RawRun, Stepper
+from model.engine.text import MAX_INPUT_CHARS, clean
+from model.hf.load import load_folder
+from model.hf.probes import forward, probe_structure
+
+T5_CAP = 512  # T5 has relative positions, hence no hard limit; 512 is the length it was pre-trained on.
+
+
+def _ids(value: Any) -> set[int]:
+    if value is None:
+        return set()
+    if isinstance(value, (list, tuple, set)):
+        return {int(v) for v in value}
+    return {int(value)}
+
+
+class HFStepper(Stepper):
+    """The model's own cache over one encoded batch (padded with the pad id)."""
+
+    def __init__(self, model: Any, srcs: list[list[int]], pad: int, need_weights: bool) -> None:
+        self.model, self.need_weights = model, need_weights
+        width = max(len(s) for s in srcs)
+        ids = torch.full((len(srcs), width), pad, dtype=torch.long)
+        self.keep = torch.zeros((len(srcs), width), dtype=torch.long)
+        for i, s in enumerate(srcs):
+            ids[i, : len(s)] = torch.tensor(s, dtype=torch.long)
+            self.keep[i, : len(s)] = 1
+        self.enc = model.get_encoder()(input_ids=ids, attention_mask=self.keep, output_attentions=need_weights)
+        self.enc_attentions = list(self.enc.attentions or [])
+        self.cache = None
+
+    def step(self, last: torch.Tensor, t: int):
+        enc, keep = self.enc, self.keep
+        width = last.shape[0]
+        if width != keep.shape[0]:  # beam search: one source, several hypotheses
+            enc = type(enc)(last_hidden_state=enc.last_hidden_state.expand(width, -1, -1))
+            keep = keep.expand(width, -1)
+        out = self.model(encoder_outputs=enc, attention_mask=keep, decoder_input_ids=last, cache=self.cache,
+                         use_cache=True, output_attentions=self.need_weights)
+        self.cache = out.cache
+        return out.logits[:, -1], out.decoder_attentions, out.cross_attentions
+
+    def reorder(self, index: torch.Tensor) -> None:
+        self.cache.reorder_cache(index)
+
+
+class HFEngine(Engine):
+    """One Hugging Face seq2seq model and its tokenizer. Build with `HFEngine.load(folder_or_hub_id)`."""
+
+    def __init__(self, model: Any, tokenizer: Any, name: str, card: dict[str, Any]) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.name = name
+        self.card = card
+        config = model.config
+        self.family = str(config.model_type)
+        gen = model.generation_config
+        self.pad_id = config.pad_token_id if config.pad_token_id is not None else gen.pad_token_id
+        start = gen.decoder_start_token_id
+        if start is None:
+            start = config.decoder_start_token_id
+        if isinstance(start, (list, tuple)):
+            start = start[0]
+        if start is None:
+            raise CheckpointError(f"{name}: the config names no decoder_start_token_id, so decoding cannot start")
+        self.start_id = int(start)
+        self.eos_ids = frozenset(_ids(gen.eos_token_id) | _ids(config.eos_token_id))
+        if not self.eos_ids:
+            raise CheckpointError(f"{name}: the config names no eos_token_id, so decoding could not stop")
+        self.end_id = min(_ids(config.eos_token_id) or self.eos_ids)
+        # mBART / NLLB style: the generation config forces the first generated token (e.g. a language code).
+        self.forced_first = gen.forced_bos_token_id
+        self.vocab_size = model.get_output_embeddings().weight.shape[0]
+        positions = [getattr(config, k, None) for k in ("max_position_embeddings", "n_positions",
+                                                        "max_source_positions")]
+        positions = [p for p in positions if isinstance(p, int) and p > 0]
+        self.max_target_tokens = min(positions, default=T5_CAP)
+        tok_max = getattr(tokenizer, "model_max_length", None)  # "very large" when the tokenizer sets none
+        self.max_source_tokens = min(self.max_target_tokens, tok_max if isinstance(tok_max, int) and tok_max > 0
+                                     else self.max_target_tokens)
+        self._source_vocab = None
+        if getattr(tokenizer, "separate_vocabs", False):  # Marian with two vocabularies: pieces differ by side
+            self._source_vocab = {v: k for k, v in tokenizer.encoder.items()}
+        found = probe_structure(model, name, self.start_id, self.end_id)
+        self.n_encoder_layers, self.n_decoder_layers = found.n_encoder_layers, found.n_decoder_layers
+        self.n_heads = found.n_heads
+        self.supports_causal_switch, self.supports_shift_switch = found.supports_causal_switch, True
+        self.switch_notes = dict(found.switch_notes)
+
+    @classmethod
+    def load(cls, spec: str | Path, allow_hub: bool = False) -> HFEngine:
+        """A local folder, or (allow_hub) a hub id. Raises CheckpointError with a plain message."""
+        return cls(*load_folder(spec, allow_hub))
+
+    # ---- text -----------------------------------------------------------------------------------------------
+    def normalise(self, text: str) -> str:
+        """Only control characters and runs of whitespace go: the model's tokenizer does the rest."""
+        return clean(text, MAX_INPUT_CHARS)
+
+    def encode_source(self, text: str) -> tuple[list[int], list[str]]:
+        ids = [int(i) for i in self.tokenizer(text)["input_ids"]]
+        return ids, [self.source_piece(i) for i in ids]
+
+    def encode_target(self, text: str, truncate: bool = True) -> list[int]:
+        ids = [int(i) for i in self.tokenizer(text_target=text)["input_ids"]]
+        limit = self.max_target_tokens if truncate else len(ids) + 1
+        ids = ids[:limit]
+        if not ids or ids[-1] not in self.eos_ids:
+            ids = [*ids[: limit - 1], self.end_id]
+        return ids
+
+    def piece(self, token_id: int) -> str:
+        token = self.tokenizer.convert_ids_to_tokens(int(token_id)) if token_id < len(self.tokenizer) else None
+        return token if isinstance(token, str) else f"<id {token_id}>"
+
+    def piece_to_id(self, piece: str) -> int | None:
+        i = self.tokenizer.convert_tokens_to_ids(piece)
+        return i if isinstance(i, int) and self.piece(i) == piece else None
+
+    def source_piece(self, token_id: int) -> str:
+        if self._source_vocab is not None:
+            return self._source_vocab.get(int(token_id), f"<id {token_id}>")
+        return self.piece(token_id)
+
+    def detokenize(self, ids: list[int]) -> str:
+        return self.tokenizer.decode([int(i) for i in ids], skip_special_tokens=True).strip()
+
+    def special_ids(self) -> set[int]:
+        """pad, end, decoder start, the forced first token, and the tokenizer's own specials (language codes
+        of mBART / M2M-100 / NLLB among them; Marian's `>>xx<<` target-language codes added explicitly)."""
+        ids = {int(i) for i in self.tokenizer.all_special_ids} | self.eos_ids | _ids(self.pad_id)
+        ids |= _ids(self.start_id) | _ids(self.forced_first)
+        codes = getattr(self.tokenizer, "supported_language_codes", None) or []
+        ids |= {int(i) for i in self.tokenizer.convert_tokens_to_ids(list(codes))}
+        return ids
+
+    def unknown_pieces(self) -> frozenset[str]:
+        unk = self.tokenizer.unk_token
+        return frozenset() if unk is None else frozenset({str(unk)})
+
+    # ---- forward passes -------------------------------------------------------------------------------------
+    def teacher_forced_batch(self, srcs: list[list[int]], labels: list[list[int]], options: DecodeOptions,
+                             need_weights: bool = True) -> list[RawRun]:
+        """One parallel pass per pair (attention is always returned). With the shift row t reads label t-1
+        (row 0 the decoder start token); without it, row t reads label t. With causal off, a full mask
+        replaces the model's causal one."""
+        runs = []
+        for src_ids, labs in zip(srcs, labels):
+            dec_in = [self.start_id, *labs[:-1]] if options.shift else list(labs)
+            allowed = None if options.causal else full_mask(len(dec_in))
+            out = forward(self.model, torch.tensor([src_ids]), torch.tensor([dec_in]), allowed)
+            runs.append(RawRun(
+                src_ids=list(src_ids), dec_in_ids=dec_in, out_ids=list(labs), logits=to_numpy(out.logits[0]),
+                enc_attn=np.stack([to_numpy(a[0]) for a in out.encoder_attentions]),
+                dec_attn=np.stack([to_numpy(a[0]) for a in out.decoder_attentions]),
+                cross_attn=np.stack([to_numpy(a[0]) for a in out.cross_attentions])))
+        return runs
+
+    def start_decoding(self, srcs: list[list[int]], options: DecodeOptions, need_weights: bool) -> Stepper:
+        return HFStepper(self.model, srcs, self.pad_id if self.pad_id is not None else self.end_id, need_weights)
+
+    def forced_prefix(self, options: DecodeOptions) -> tuple[int, ...]:
+        """The forced prefix: the user's, or else the model's own forced first token (mBART, NLLB...)."""
+        if options.forced:
+            return tuple(options.forced)
+        return () if self.forced_first is None else (int(self.forced_first),)
+
+    def restrict(self, logits: torch.Tensor) -> torch.Tensor:
+        """Free-running choices never pick the pad token (as Marian's generation config bans it:
+        bad_words_ids = [[pad]]); the reported probabilities are the model's, unchanged."""
+        if self.pad_id is None or self.pad_id in self.eos_ids:
+            return logits
+        return logits.index_fill(-1, torch.tensor([self.pad_id]), float("-inf"))

@@ -1,0 +1,112 @@
+"""Opening a Hugging Face seq2seq folder (or hub id) safely, and refusing what cannot be traced, in plain words.
+
+Never `trust_remote_code`, never pickles: safetensors weights only, the model's own tokenizer required, eager
+attention (the only implementation that returns attention weights).
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors import SafetensorError
+
+from model.engine.errors import CheckpointError, refuse_pickles
+
+# Files of which at least one must be present for AutoTokenizer to build the model's own tokenizer.
+TOKENIZER_FILES = ("tokenizer.json", "spiece.model", "source.spm", "sentencepiece.bpe.model", "vocab.json",
+                   "vocab.txt", "merges.txt", "sentencepiece.model", "spm.model")
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
+
+
+def refuse_config(config: Any, spec: str) -> None:
+    """Raise CheckpointError unless the config describes a text-to-text encoder-decoder."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+        MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES,
+    )
+
+    kind = config.model_type
+    if kind in MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES and getattr(config, "is_encoder_decoder", False):
+        return
+    if kind in MODEL_FOR_MASKED_LM_MAPPING_NAMES:
+        raise CheckpointError(
+            f"{spec} is an encoder-only model ({kind}): it reads text but has no decoder, so it cannot translate "
+            f"and has no decoder or cross-attention to show. Open an encoder-decoder (seq2seq) model such as "
+            f"Marian, T5 or BART.")
+    if kind in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        raise CheckpointError(
+            f"{spec} is a decoder-only model ({kind}): it has no encoder, hence no cross-attention from target "
+            f"to source. Open an encoder-decoder (seq2seq) model such as Marian, T5 or BART.")
+    raise CheckpointError(f"{spec} is a {kind!r} model, not a text-to-text encoder-decoder (seq2seq) model; "
+                          f"this tool opens models such as Marian, T5, BART, Pegasus or M2M-100.")
+
+
+def load_folder(spec: str | Path, allow_hub: bool = False) -> tuple[Any, Any, str, dict[str, Any]]:
+    """A local folder, or (allow_hub) a hub id -> (model in eval mode, tokenizer, name, card). Raises
+    CheckpointError with a plain message."""
+    from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer
+
+    spec = str(spec)
+    path = Path(spec)
+    local = path.is_dir()
+    if not local:
+        if not allow_hub:
+            raise CheckpointError(f"{spec}: no such model folder (hub ids need the hub to be allowed)")
+    else:
+        if not any(path.iterdir()):
+            raise CheckpointError(f"{spec} is an empty folder, not a model")
+        if not (path / "config.json").is_file():
+            raise CheckpointError(f"{spec} is not a model folder: it has no config.json")
+        refuse_pickles(path)
+    hub = dict(local_files_only=local)  # never trust_remote_code: a folder must not run its own code
+    try:
+        config = AutoConfig.from_pretrained(spec, **hub)
+    except (OSError, ValueError, KeyError) as exc:
+        raise CheckpointError(f"{spec}: config.json cannot be read as a Hugging Face config ({exc})") from exc
+    refuse_config(config, spec)
+    if local:
+        if not any((path / f).is_file() for f in TOKENIZER_FILES):
+            raise CheckpointError(
+                f"{spec} has no tokenizer files (none of {', '.join(TOKENIZER_FILES)}): without the model's "
+                f"own tokenizer its token ids cannot be read. Save the tokenizer into the folder "
+                f"(tokenizer.save_pretrained(folder)).")
+        if not any((path / f).is_file() for f in WEIGHT_FILES):
+            raise CheckpointError(f"{spec} has no safetensors weights ({' or '.join(WEIGHT_FILES)})")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. Marian's "Recommended: pip install sacremoses."
+            tokenizer = AutoTokenizer.from_pretrained(spec, **hub)
+    except Exception as exc:  # tokenizer classes raise many types (OSError, ValueError, AssertionError, ...)
+        raise CheckpointError(f"{spec}: its tokenizer cannot be loaded ({type(exc).__name__}: {exc})") from exc
+    try:
+        model, info = AutoModelForSeq2SeqLM.from_pretrained(
+            spec, attn_implementation="eager", use_safetensors=True, dtype=torch.float32,
+            output_loading_info=True, **hub)
+    except SafetensorError as exc:
+        raise CheckpointError(f"{spec}: its safetensors weights are corrupt or truncated ({exc})") from exc
+    except (OSError, ValueError, RuntimeError) as exc:
+        if "mismatched_sizes" in str(exc):  # transformers logs the table of shapes; say it in one sentence
+            raise CheckpointError(f"{spec}: config.json disagrees with the weights: some weights have other "
+                                  f"shapes than the config implies (e.g. a changed d_model or vocab_size)"
+                                  ) from exc
+        raise CheckpointError(f"{spec}: the model cannot be loaded ({exc})") from exc
+    missing = sorted(info.get("missing_keys", []))
+    if missing:
+        raise CheckpointError(f"{spec}: the weights file lacks {len(missing)} weights the config needs "
+                              f"(e.g. {missing[:3]}); they would be random")
+    if model.config._attn_implementation != "eager":
+        raise CheckpointError(f"{spec}: eager attention could not be set, so no attention weights come back")
+    model.eval()
+    model.requires_grad_(False)
+    rows = model.get_input_embeddings().weight.shape[0]
+    if len(tokenizer) > rows:
+        raise CheckpointError(f"{spec}: the tokenizer has {len(tokenizer)} tokens but the model embeds only "
+                              f"{rows}: they do not belong together")
+    card = {"source": spec, "family": config.model_type, "architectures": list(config.architectures or []),
+            "parameters": sum(p.numel() for p in model.parameters()), "vocab_size": rows,
+            "tokenizer": type(tokenizer).__name__, "hub": not local}
+    return model, tokenizer, path.name if local else spec, card

@@ -1,0 +1,102 @@
+"""What a loaded Hugging Face model can show, found by running it: its layer and head counts (read off the
+attentions it returns), and whether a custom decoder mask is honoured (the causal switch)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from model.engine.errors import CheckpointError
+from model.engine.masks import causal_mask
+
+SHIFT_NOTE = "Without the shift the decoder reads the labels themselves (decoder_input_ids = labels)."
+
+
+def additive_mask(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Boolean mask (True = may attend) -> the additive float mask eager attention adds to its scores
+    (0 where allowed, the dtype's minimum where not). Hugging Face's mask helpers pass a 4-D mask through
+    unchanged (`masking_utils._preprocess_mask_arguments`), so this is how a custom mask reaches the model."""
+    return torch.zeros(allowed.shape, dtype=dtype).masked_fill(~allowed, torch.finfo(dtype).min)
+
+
+def forward(model: Any, src: torch.Tensor, dec: torch.Tensor, allowed: torch.Tensor | None) -> Any:
+    """One full pass with every attention. src (B, n), dec (B, m); allowed: None (the model's own causal
+    mask) or bool (B, 1, m, m)."""
+    extra = {}
+    if allowed is not None:
+        extra["decoder_attention_mask"] = additive_mask(allowed, model.dtype)
+    with torch.no_grad():
+        return model(input_ids=src, attention_mask=torch.ones_like(src), decoder_input_ids=dec,
+                     output_attentions=True, use_cache=False, **extra)
+
+
+@dataclass(frozen=True)
+class Structure:
+    n_encoder_layers: int
+    n_decoder_layers: int
+    n_heads: int
+    supports_causal_switch: bool
+    switch_notes: dict[str, str]
+
+
+def probe_structure(model: Any, name: str, start_id: int, eos_id: int) -> Structure:
+    """One tiny forward pass: read the layer and head counts from the attentions the model returns, and
+    check whether a custom 4-D decoder mask is honoured (the causal switch)."""
+    family = str(model.config.model_type)
+    src = torch.tensor([[eos_id, eos_id]])
+    dec = torch.tensor([[start_id, eos_id, eos_id, eos_id]])
+    try:
+        out = forward(model, src, dec, None)
+    except Exception as exc:  # any family-specific failure means we cannot trace this model
+        raise CheckpointError(f"{name}: a test forward pass failed ({type(exc).__name__}: {exc})") from exc
+    kinds = {"encoder": out.encoder_attentions, "decoder": out.decoder_attentions, "cross": out.cross_attentions}
+    absent = [k for k, v in kinds.items() if not v or any(a is None for a in v)]
+    if absent:
+        raise CheckpointError(f"{name}: this {family} implementation returns no "
+                              f"{' / '.join(absent)} attention weights, so there is nothing to trace")
+    n, m = src.shape[1], dec.shape[1]
+    expected = {"encoder": (n, n), "decoder": (m, m), "cross": (m, n)}
+    for kind, arrays in kinds.items():
+        shapes = {tuple(a.shape[2:]) for a in arrays}
+        if shapes != {expected[kind]}:
+            raise CheckpointError(
+                f"{name}: this {family} implementation returns {kind} attention shaped "
+                f"{sorted(shapes)} for {n} source and {m} target tokens, not one (queries, keys) matrix per "
+                f"head (e.g. local / n-gram-stream attention), so it cannot be traced")
+    heads = {a.shape[1] for v in kinds.values() for a in v}
+    if len(heads) != 1:
+        raise CheckpointError(f"{name}: encoder and decoder have different head counts {sorted(heads)}; "
+                              f"a trace needs one head count")
+    causal, note = check_causal_switch(model, src, dec, out)
+    return Structure(len(out.encoder_attentions), len(out.decoder_attentions), heads.pop(), causal,
+                     {"shift": SHIFT_NOTE, "causal": note})
+
+
+def check_causal_switch(model: Any, src: torch.Tensor, dec: torch.Tensor, default: Any) -> tuple[bool, str]:
+    """The switch works iff the model applies a 4-D decoder mask exactly as given: (a) an explicit causal
+    mask reproduces the model's own attention, (b) a mask allowing only the LAST key (a future key for
+    every earlier query) gives weight exactly 1 there. Both hold whatever the weights are."""
+    family = str(model.config.model_type)
+    m = dec.shape[1]
+    last_only = torch.zeros(1, 1, m, m, dtype=torch.bool)
+    last_only[..., -1] = True
+    try:
+        explicit = forward(model, src, dec, causal_mask(m))
+        future = forward(model, src, dec, last_only)
+    except Exception as exc:  # the family rejects a 4-D decoder mask
+        return False, (f"{family} does not accept a custom decoder self-attention mask "
+                       f"({type(exc).__name__}: {exc}), so the causal mask cannot be switched off.")
+    same = all(torch.allclose(a, b, rtol=0, atol=1e-6)
+               for a, b in zip(explicit.decoder_attentions, default.decoder_attentions))
+    follows = all(bool((a[0, :, :, -1] == 1).all()) for a in future.decoder_attentions)
+    if not (same and follows):
+        return False, (f"{family} ignores or alters a custom decoder self-attention mask (passed as a 4-D "
+                       f"decoder_attention_mask), so the causal mask cannot be switched off reliably.")
+    note = "The mask is passed as a 4-D decoder_attention_mask, which Hugging Face applies as given."
+    if getattr(model.config, "relative_attention_num_buckets", None):
+        note += (" T5-style decoders use unidirectional relative-position buckets: every future key falls in "
+                 "the same bucket as the query's own position, so with the mask off the model sees future "
+                 "tokens but not how far ahead they are.")
+    return True, note
