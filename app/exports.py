@@ -10,19 +10,18 @@ import shutil
 from functools import cache
 from typing import TYPE_CHECKING
 
-import figures
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from app.render import figures, views
+from app.services import KINDS
+
 if TYPE_CHECKING:
-    from model.engine.trace import Trace
+    from app.services import Trace
 
 CSV_COLUMNS = ["kind", "layer", "head", "query_index", "query_token", "key_index", "key_token", "weight", "allowed"]
-KIND_TITLES = {"encoder_self_attention": "Encoder self-attention",
-               "decoder_self_attention": "Decoder self-attention",
-               "cross_attention": "Cross-attention"}
 
 
 class ImageExportUnavailable(RuntimeError):
@@ -73,7 +72,7 @@ def allowed(trace: Trace, kind: str) -> np.ndarray:
 def long_frame(trace: Trace) -> pd.DataFrame:
     """Every weight of every kind, layer and head, one row each (the 'long' or 'tidy' format)."""
     frames = []
-    for kind in KIND_TITLES:
+    for kind in KINDS:
         w = getattr(trace, kind)  # (L, h, q, k)
         n_l, n_h, n_q, n_k = w.shape
         q_tok, k_tok = axes(trace, kind)
@@ -102,20 +101,10 @@ def npz_bytes(trace: Trace) -> bytes:
     return buf.getvalue()
 
 
-def kind_figure(trace: Trace, kind: str, rows: int | None = None, zmax: float = 1.0) -> go.Figure:
-    """All layers x heads of one kind, decoder rows cut to the first `rows` (None: all)."""
-    w = getattr(trace, kind)
-    q_tok, k_tok = axes(trace, kind)
-    mask = allowed(trace, kind)
-    decoder_rows = kind != "encoder_self_attention"
-    m = trace.m if rows is None else rows
-    if decoder_rows:
-        q_lab = figures.row_labels(trace.decoder_input_tokens[:m], trace.target_tokens[:m])
-        w, mask = w[:, :, :m], mask[:m]
-    else:
-        q_lab = figures.labels(q_tok)
-    k_lab = figures.labels(k_tok)
-    return figures.grid(w, q_lab, k_lab, mask=None if mask.all() else mask, zmax=zmax, title=KIND_TITLES[kind])
+def kind_figure(trace: Trace, kind: str) -> go.Figure:
+    """All layers x heads of one kind, every decoder row (the last step's view)."""
+    view = views.at_step(trace, kind, trace.m)
+    return figures.grid(view.weights, view.q_labels, view.k_labels, mask=view.mask, title=views.KINDS[kind])
 
 
 def html_report(trace: Trace, title: str = "Attention Lens report") -> bytes:
@@ -146,7 +135,7 @@ def html_report(trace: Trace, title: str = "Attention Lens report") -> bytes:
         "<p class='note'>Grey hatched cells were masked (the query was not allowed to see that key); white cells "
         "were allowed but got (almost) no weight.</p>",
     ]
-    for i, kind in enumerate(KIND_TITLES):
+    for i, kind in enumerate(KINDS):
         fig = kind_figure(trace, kind)
         parts.append(pio.to_html(fig, full_html=False, include_plotlyjs=(i == 0), config={"displaylogo": False}))
     parts.append("</body></html>")

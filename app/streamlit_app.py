@@ -1,9 +1,8 @@
-"""Entry point: `streamlit run app/streamlit_app.py`.
+"""Entry point: `streamlit run app/streamlit_app.py`. Navigation only.
 
-The Explore page is the default. Any `app/more_pages/*.py` joins the navigation automatically, ordered by file
-name, titled from it (`5_leakage_lab.py` -> "Leakage lab"); a page imports `common` for the shared model
-picker, inputs and decoding cache. The folder is not called `pages/`: Streamlit builds its own automatic
-menu from a folder of that name, which showed up on direct links before `st.navigation` ran.
+The Explore page is the default; every page is one module of app/screens (listed in PAGES, in menu order),
+run by Streamlit as a script. There is no `pages/` folder: Streamlit builds its own automatic menu from a
+folder of that name, which showed up on direct links before `st.navigation` ran.
 """
 
 from __future__ import annotations
@@ -12,18 +11,12 @@ from pathlib import Path
 
 import streamlit as st
 
-APP = Path(__file__).resolve().parent
-
-
-def page_title(path: Path) -> str:
-    words = path.stem.split("_")
-    if words[0].isdigit():
-        words = words[1:]
-    return " ".join(words).capitalize()
-
+SCREENS = Path(__file__).resolve().parent / "screens"
+# (module, title, url path, icon); the first is the default page.
+PAGES = [("explore", "Explore", "", ":material/search:"), ("leakage_lab", "Leakage lab", "Leakage_lab", None),
+         ("alignment", "Alignment", "Alignment", None)]
 
 st.set_page_config(page_title="Attention Lens", page_icon=":material/search:", layout="wide")
-pages = [st.Page(str(APP / "explore.py"), title="Explore", icon=":material/search:", default=True)]
-pages += [st.Page(str(p), title=page_title(p), url_path=p.stem.lstrip("0123456789_") or p.stem)
-          for p in sorted((APP / "more_pages").glob("*.py")) if not p.name.startswith("_")]
-st.navigation(pages).run()
+st.navigation([st.Page(str(SCREENS / f"{module}.py"), title=title, icon=icon, default=not url,
+                       **({"url_path": url} if url else {}))
+               for module, title, url, icon in PAGES]).run()

@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "app"), str(ROOT / "tests")]
+sys.path.insert(0, str(ROOT))
 
-from test_browser import CHROMIUM, LAUNCH_ARGS, ROW_SHOWN, SOURCE_SHOWN, free_port, serve  # noqa: E402
+from tests.fixtures.browser import CHROMIUM, LAUNCH_ARGS, ROW_SHOWN, SOURCE_SHOWN, free_port, serve  # noqa: E402
 
 SOURCE = "the black cat sat on the mat ."
 
@@ -39,7 +39,7 @@ def model_env(model: str | None) -> tuple[dict[str, str], str]:
     if (ROOT / "checkpoints" / "en-fr" / "config.json").is_file():
         env.pop("LENS_DEFAULT_MODEL", None)
         return env, "en-fr"
-    from conftest import build_tiny_checkpoint
+    from tests.fixtures.checkpoints import build_tiny_checkpoint
 
     path = build_tiny_checkpoint(Path(tempfile.mkdtemp()) / "tiny-random")
     env.update(LENS_MODEL_DIRS=str(path), LENS_DEFAULT_MODEL=str(path))

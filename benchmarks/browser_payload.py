@@ -16,13 +16,11 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parent.parent
-for p in (str(ROOT), str(ROOT / "app"), str(ROOT / "tests")):
-    if p not in sys.path:
-        sys.path.insert(0, p)
-
-from test_browser import CHROMIUM, LAUNCH_ARGS, free_port, serve  # noqa: E402
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
 from model.builtin.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
+from tests.fixtures.browser import CHROMIUM, LAUNCH_ARGS, free_port, serve  # noqa: E402
 
 LONG_SOURCE = " ".join(["the black cat sat on the mat near the bank of the river ."] * 30)[:1990]
 
@@ -43,8 +41,9 @@ DRAWN = """([rows, panels, key0]) => { const gd = document.querySelector('.st-ke
 
 
 def blocked_eos_checkpoint(folder: Path, positions: int, **dims) -> Path:
-    """A random checkpoint (tests/conftest.py) with `positions` positions that never ends a sentence early."""
-    from conftest import build_tiny_checkpoint
+    """A random checkpoint (tests/fixtures/checkpoints.py) with `positions` positions that never ends a sentence
+    early."""
+    from tests.fixtures.checkpoints import build_tiny_checkpoint
 
     build_tiny_checkpoint(folder, max_positions=positions, **dims)
     ckpt = load_checkpoint(folder)
@@ -63,8 +62,9 @@ def measure(folder: Path, rows: int, panels: int, timeout_s: float = 600) -> dic
     """Serve the app on `folder`, drive one run of `rows` decoder rows to its end; bytes and seconds per view."""
     import os
 
-    import figures
     from playwright.sync_api import sync_playwright
+
+    from app.render import figures
 
     ckpt = load_checkpoint(folder)
     bos = figures.escape(ckpt.target_tokenizer.piece(ckpt.config.bos_id))  # decoder self-attention's first key

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from model.engine import DecodeOptions  # noqa: E402
 from model.hf.engine import HFEngine  # noqa: E402
-from tests import hf_tiny  # noqa: E402
+from tests.fixtures import hf_tiny  # noqa: E402
 
 SOURCE = "the black dog barked at the cat near the river ."
 

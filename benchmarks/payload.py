@@ -20,12 +20,10 @@ import numpy as np
 import plotly.io as pio
 
 ROOT = Path(__file__).resolve().parent.parent
-for p in (str(ROOT), str(ROOT / "app")):
-    if p not in sys.path:
-        sys.path.insert(0, p)
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
-import views  # noqa: E402
-
+from app.render import views  # noqa: E402
 from model.engine.trace import KINDS, Step, Trace  # noqa: E402
 
 

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-for p in (str(ROOT), str(ROOT / "app"), str(ROOT / "tests"), str(ROOT / "benchmarks")):
+for p in (str(ROOT), str(ROOT / "benchmarks")):
     if p not in sys.path:
         sys.path.insert(0, p)
 
@@ -107,7 +107,8 @@ def part_engine(quick: bool, rounds: int) -> tuple[list[str], dict]:
 
 def six_by_eight(folder: Path, positions: int, block_eos: bool) -> Path:
     import browser_payload
-    from conftest import build_tiny_checkpoint
+
+    from tests.fixtures.checkpoints import build_tiny_checkpoint
 
     dims = es.LARGE_DIMS
     if block_eos:
@@ -121,7 +122,7 @@ def part_app(quick: bool, tmp: Path, browser: bool) -> tuple[list[str], dict]:
     if (ROOT / "checkpoints" / "en-fr" / "config.json").is_file() or quick:
         default_env, default_name = app_latency.model_env(None)
     else:  # the shipped model is being (re)trained: the same dimensions with random weights stand in for it
-        from conftest import build_tiny_checkpoint
+        from tests.fixtures.checkpoints import build_tiny_checkpoint
 
         folder = build_tiny_checkpoint(tmp / "en-fr-dims-random", **es.DEFAULT_DIMS, max_positions=256)
         default_env = app_latency.model_env(str(folder))[0]
@@ -199,7 +200,7 @@ def part_payload(quick: bool, tmp: Path, browser: bool) -> tuple[list[str], dict
 
 
 def payload_chromium() -> str:
-    from test_browser import CHROMIUM
+    from tests.fixtures.browser import CHROMIUM
 
     return CHROMIUM
 

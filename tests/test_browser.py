@@ -5,59 +5,28 @@ shipped en-fr model, with the black-cat example); otherwise it goes to the test'
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-               "--disable-sync", "--no-first-run"]
+from tests.fixtures.browser import (  # benchmarks/load_test.py imports these names from here
+    CHIPS,
+    CHROMIUM,
+    LAUNCH_ARGS,
+    ROOT,
+    ROW_SHOWN,
+    SOURCE_SHOWN,
+    free_port,
+    serve,
+)
+
 UPDATE = os.environ.get("LENS_UPDATE_SCREENSHOT") == "1"
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} (installed by .ci/run)"),
 ]
-
-# JS: the attention chart has drawn exactly rows 0..index (reads the rendered plotly figure's data).
-ROW_SHOWN = """([index]) => { const gd = document.querySelector('.st-key-attention .js-plotly-plot');
-    return !!gd && !!gd._fullData && gd.data.length > 0 && gd.data[0].y.length === index + 1
-        && String(gd.data[0].y[index]).startsWith(index + ' '); }"""
-CHIPS = ".st-key-prefix .lens-chip"
-# JS: the encoder's tokens, joined without word marks, contain this text (the new sentence has been run).
-SOURCE_SHOWN = """([text]) => { const el = document.querySelector('.st-key-tokens');
-    return !!el && el.textContent.replace(/[\\s\u2581]/g, '').includes(text); }"""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def serve(env: dict[str, str], port: int) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "streamlit_app.py"), "--server.headless",
-           "true", "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats",
-           "false", "--server.fileWatcherType", "none"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited: {proc.stderr.read().decode()[-2000:]}")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return proc
-        except OSError:
-            time.sleep(0.3)
-    proc.kill()
-    raise RuntimeError("streamlit did not become healthy within 60 s")
 
 
 @pytest.fixture

@@ -15,9 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app"
 ENTRY = str(APP / "streamlit_app.py")
 CHROMIUM = "/usr/bin/chromium"
-for p in (ROOT / "benchmarks", APP):
-    if str(p) not in sys.path:
-        sys.path.insert(0, str(p))
+if str(ROOT / "benchmarks") not in sys.path:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
 @pytest.mark.browser
@@ -55,9 +54,10 @@ def test_every_app_cache_is_bounded():
 
 
 def test_session_state_stays_bounded_when_stepping_and_forcing(tiny_ckpt, monkeypatch):
-    import registry
     import streamlit as st
     from streamlit.testing.v1 import AppTest
+
+    from app import registry
 
     monkeypatch.setattr(registry, "SOURCES", [registry.operator_entries])
     monkeypatch.setenv("LENS_MODEL_DIRS", str(tiny_ckpt))

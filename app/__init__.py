@@ -1,0 +1,11 @@
+"""The Streamlit app, an importable package (`streamlit run app/streamlit_app.py`; the project is installed
+into the venv with `pip install -e .`, so `app` and `model` import from anywhere, with no sys.path edits).
+
+- `streamlit_app`: navigation only;
+- `services`: the only module that calls model/: cached engines, traces and analyses;
+- `state`: session keys, presets, the model picker, inputs, the page header, `text` (escaping);
+- `screens/`: one module per page, layout only;
+- `render/`: pure figure builders (arrays and tokens in, plotly figures out; no Streamlit calls);
+- `exports`: PNG / SVG / HTML / CSV / JSON / NPZ bytes of one trace;
+- `registry`: which model folders this server may open (its operator decides).
+"""

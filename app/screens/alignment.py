@@ -1,0 +1,214 @@
+"""Alignment: which source word each target word's cross-attention points at, drawn as links and scored
+against gold links; and a table ranking every head by its alignment error rate on the test split.
+
+Compute lives in model/alignment.py (merging pieces into words, readings, extraction, AER), figures in
+alignment_figures.py; this file only lays them out.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from app import services, state
+from app.render import alignment as af
+from app.services import CheckpointError, DecodeOptions, ModelInputError
+from app.services import alignment as al
+
+DATA = state.ROOT / "assets" / "data"
+READINGS = {"plain": "Plain (row that predicts the word)", "shift": "Shift-aware (row where the word is the input)"}
+EXTRACTS = {"argmax": "Argmax (best source word per target word)", "threshold": "Threshold (every weight ≥ τ)",
+            "inter": "Intersection (best both ways)", "union": "Union (best either way)"}
+MEAN = 0  # the "all layers" / "mean over heads" choice in the layer and head boxes
+K_READING, K_EXTRACT, K_TAU = "align_reading", "align_extract", "align_tau"
+K_LAYER, K_HEAD = "align_layer", "align_head"
+K_HEAT, K_GOLD, K_N, K_TABLE_SEL = "align_heatmap", "align_gold", "align_n", "align_table_selectors"
+ERRORS = (ModelInputError, CheckpointError, ValueError, OSError)
+
+CAPTIONS = {
+    "links": "Each line joins a target word (bottom) to the source word its cross-attention points at; green is "
+             "a gold link found, red a link the gold does not have, grey dots a sure gold link missed.",
+    "matrix": "The same head at word level: a row is a target word, its cells how much attention each source "
+              "word received (pieces summed); dots are the extracted links, orange squares the gold.",
+    "table": "Every cross-attention head scored on the first sentences of the test split: a low AER means the "
+             "head, read as an alignment, agrees with the gold links; usually only a few heads align well.",
+}
+
+
+def _matrix_name(method: al.Method) -> str:
+    if method.layer is None:
+        return "mean of all heads"
+    return f"layer {method.layer} mean" if method.head is None else f"layer {method.layer} · head {method.head}"
+
+
+# ---- cached compute ---------------------------------------------------------------------------------------
+def head_scores(model_key: str, data_file: str, n: int) -> tuple[pd.DataFrame, int, list[str]]:
+    """AER / precision / recall of every method (extraction x reading x head / layer mean / mean) on the
+    first n sentences of a gold TSV: (table, sentences scored, reasons for the first skipped ones)."""
+    report = services.alignment_report(model_key, data_file, n)
+    if report.tally is None:
+        return pd.DataFrame(), 0, [r for _, r in report.skipped[:3]]
+    records = []
+    for method in report.tally.methods:
+        c = report.tally[method]
+        records.append({"method": method.name, "matrix": _matrix_name(method), "extract": method.extract,
+                        "reading": method.reading,
+                        "threshold": method.threshold if method.extract == "threshold" else None,
+                        "layer": method.layer, "head": method.head, "AER": c.aer, "precision": c.precision,
+                        "recall": c.recall})
+    return pd.DataFrame(records), report.tally.n, [r for _, r in report.skipped[:3]]
+
+
+# ---- widgets ----------------------------------------------------------------------------------------------
+def _init(key: str, value) -> None:
+    if key not in st.session_state:
+        st.session_state[key] = value
+
+
+def method_ui(engine) -> al.Method:
+    """Reading, layer, head, extraction and threshold -> a Method."""
+    default = al.Method.parse(al.DEFAULT_METHOD)
+    _init(K_READING, default.reading)
+    _init(K_EXTRACT, default.extract)
+    _init(K_TAU, al.DEFAULT_THRESHOLD)
+    _init(K_LAYER, MEAN)
+    _init(K_HEAD, MEAN)
+    cols = st.columns([2.4, 1.3, 1.3, 2.2, 1.4], vertical_alignment="bottom")
+    reading = cols[0].radio("Reading of a decoder row", list(READINGS), key=K_READING, format_func=READINGS.get,
+                            help="Chen et al. (2020): the attention at the step where a word is the decoder's "
+                                 "input often aligns better than at the step that predicts it.")
+    if st.session_state[K_LAYER] > engine.n_decoder_layers:
+        st.session_state[K_LAYER] = MEAN
+    if st.session_state[K_HEAD] > engine.n_heads:
+        st.session_state[K_HEAD] = MEAN
+    layer = cols[1].selectbox("Layer", range(engine.n_decoder_layers + 1), key=K_LAYER,
+                              format_func=lambda i: "all (mean)" if i == MEAN else str(i))
+    head = cols[2].selectbox("Head", range(engine.n_heads + 1), key=K_HEAD, disabled=layer == MEAN,
+                             format_func=lambda i: "mean" if i == MEAN else str(i))
+    extract = cols[3].selectbox("Extraction", list(EXTRACTS), key=K_EXTRACT, format_func=EXTRACTS.get)
+    tau = cols[4].select_slider("Threshold τ", list(al.SEARCH_THRESHOLDS), key=K_TAU,
+                                disabled=extract != "threshold")
+    return al.Method(extract, reading, layer or None, (head or None) if layer else None, tau)
+
+
+def gold_ui(chosen: dict | None) -> str:
+    """The preset's gold links, or links the user types (Pharaoh, optional)."""
+    if chosen is not None and chosen.get("gold"):
+        st.caption(f"Gold links from the example: `{chosen['gold']}` (`i-j` sure, `i?j` possible; source first).")
+        return chosen["gold"]
+    return st.text_input("Gold links (optional)", key=K_GOLD, placeholder="0-0 1-1 2?2 2-3",
+                         help="Pharaoh format over the whitespace words of the normalised sentences: `i-j` sure, "
+                              "`i?j` possible, 0-based, source index first.")
+
+
+# ---- views ------------------------------------------------------------------------------------------------
+def sentence_view(model_key: str, engine, source: str, target: str, gold_text: str, method: al.Method) -> None:
+    if not target.strip():
+        st.info("Type a reference target: alignment reads the cross-attention of teacher forcing on it.")
+        return
+    options = DecodeOptions(mode="teacher_forced", causal=engine.card.get("trained_causal", True),
+                            shift=engine.card.get("trained_shift", True))
+    try:
+        trace = services.get_trace(model_key, source, target, services.options_key(options))
+    except ERRORS as exc:
+        st.error(str(exc))
+        return
+    state.show_warnings(trace)
+    try:
+        wa = al.trace_word_attention(trace, engine.normalise_target(target).split(), al.engine_specials(engine))
+    except ERRORS as exc:
+        st.error(str(exc))
+        return
+    src, tgt = wa.source_words, wa.target_words
+    sure = possible = None
+    if gold_text.strip():
+        try:
+            gold = al.parse_pharaoh(gold_text)
+            gold.check(len(src), len(tgt))
+            sure, possible = gold.sure, gold.possible
+        except ValueError as exc:
+            st.warning(f"Gold links ignored: {state.text(exc)}")
+    weights = wa.matrix(method.reading, method.layer, method.head)
+    links = method.links(wa)
+    cols = st.columns([1, 1, 1, 3])
+    if sure is not None:
+        r = al.scores(links, al.Gold(frozenset(sure), frozenset(possible)))
+        cols[0].metric("AER", f"{r['aer']:.2f}", help="Alignment error rate (Och & Ney 2003): 0 is perfect.")
+        cols[1].metric("Precision", f"{r['precision']:.0%}", help="Predicted links that are sure or possible gold.")
+        cols[2].metric("Recall", f"{r['recall']:.0%}", help="Sure gold links that were predicted.")
+    else:
+        cols[0].caption("No gold links for this sentence: links only.")
+    cols[3].markdown(f"Method `{method.name}` · links `{al.format_pharaoh(links) or '(none)'}`")
+    fig = af.links_figure(src, tgt, links, sure, possible, weights=weights,
+                          title=f"Links · {method.selector} · {method.reading} reading")
+    st.plotly_chart(fig, key="align_links", theme=None, config={"displayModeBar": False})
+    st.caption(CAPTIONS["links"])
+    if st.toggle("Show the word-level attention under the links", key=K_HEAT, value=True):
+        heat = af.matrix_figure(weights, src, tgt, links, sure, possible,
+                                title=f"Word-level cross-attention · {method.selector} · {method.reading} reading")
+        st.plotly_chart(heat, key="align_matrix", theme=None, config={"displaylogo": False})
+        st.caption(CAPTIONS["matrix"])
+
+
+def table_view(model_key: str, engine, method: al.Method) -> None:
+    pair = engine.card.get("pair")
+    data = DATA / f"{pair}.test.tsv" if pair else None
+    if data is None or not data.is_file():
+        st.info("No gold test split for this model's language pair, so its heads cannot be ranked here; "
+                "use `python -m model align --model … --data FILE.tsv` with your own gold links.")
+        return
+    _init(K_N, 100)
+    n = st.slider("Sentences of the test split", 20, 500, step=20, key=K_N,
+                  help="The first N sentences of assets/data/" + data.name + "; more is slower but steadier.")
+    try:
+        table, scored, skipped = head_scores(model_key, str(data), n)
+    except ERRORS as exc:
+        st.error(f"Cannot score this model on {data.name}: {exc}")
+        return
+    if table.empty:
+        st.error("No sentence of the test split could be aligned with this model"
+                 + (f": {skipped[0]}" if skipped else "."))
+        return
+    same = (table["extract"] == method.extract) & (table["reading"] == method.reading)
+    if method.extract == "threshold":
+        same &= np.isclose(table["threshold"].fillna(-1), method.threshold)
+    rows = table[same]
+    heads = rows[rows["head"].notna()]
+    grid = np.full((engine.n_decoder_layers, engine.n_heads), np.nan)
+    for r in heads.itertuples():
+        grid[int(r.layer) - 1, int(r.head) - 1] = r.AER
+    best = table.loc[table["AER"].idxmin()]
+    st.markdown(f"Scored on **{scored}** sentences of `{data.name}`"
+                + (f" ({n - scored} skipped)" if scored < n else "") + f". Lowest AER of any method here: "
+                f"`{best['method']}` at **{best['AER']:.3f}** (chosen on these same sentences, so optimistic).")
+    left, right = st.columns([2, 3], gap="large")
+    left.plotly_chart(af.head_aer_figure(grid, title=f"AER per head · {method.extract} · {method.reading}"),
+                      key="align_head_grid", theme=None, config={"displayModeBar": False})
+    _init(K_TABLE_SEL, "all")
+    which = right.segmented_control("Rows", ["all", "heads", "layer means"], key=K_TABLE_SEL, required=True)
+    shown = rows if which == "all" else heads if which == "heads" else rows[rows["head"].isna()]
+    shown = shown.sort_values("AER")[["matrix", "method", "AER", "precision", "recall"]]
+    right.dataframe(shown, hide_index=True, key="align_table", height=320, column_config={
+        "AER": st.column_config.NumberColumn(format="%.3f"),
+        "precision": st.column_config.NumberColumn(format="%.3f"),
+        "recall": st.column_config.NumberColumn(format="%.3f")})
+    st.caption(CAPTIONS["table"])
+
+
+# ---- page -------------------------------------------------------------------------------------------------
+def main() -> None:
+    model_key, engine = state.page_header(
+        "Alignment", "Read cross-attention as a word alignment, and score it head by head against gold links.")
+    source, _, chosen = state.text_inputs(engine)
+    target = state.target_input()
+    gold_text = gold_ui(chosen)
+    method = method_ui(engine)
+    st.divider()
+    sentence_view(model_key, engine, source, target, gold_text, method)
+    st.divider()
+    st.subheader("Which heads align?")
+    table_view(model_key, engine, method)
+
+
+main()

@@ -1,0 +1,301 @@
+"""Leakage lab: break the causal mask or the right shift in teacher forcing and watch the model cheat.
+
+Three views share the current model, sentence and switches: the switched run with its leakage meter, the
+causality probe (model/probe.py), and the shipped broken models side by side. Compute lives in
+model/leakage.py and model/probe.py, figures in leakage_figures.py; this file only lays them out.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from app import registry, services, state
+from app.render import figures, views
+from app.render import leakage as lf
+from app.services import CheckpointError, DecodeOptions, ModelInputError
+
+TRIO = ("en-fr", "en-fr-no-causal-mask", "en-fr-no-shift")
+VIEWS = {"switches": "Switches & leakage meter", "probe": "Causality probe", "broken": "Broken models"}
+K_VIEW, K_CAUSAL, K_SHIFT, K_HEAD = "leak_view", "leak_causal", "leak_shift", "leak_head"
+K_LABELS, K_SIGNATURE, K_SAMPLE = "leak_probe_labels", "leak_signature", "leak_sample_n"
+SIGNATURES = {"next_position": "weight on the next position (t → t+1)",
+              "copy_diagonal": "weight on its own position where it holds the answer"}
+ERRORS = (ModelInputError, CheckpointError, ValueError, OSError)
+
+SILENT = (
+    "**Why these bugs are silent.** Nothing crashes and no shape is wrong. In teacher forcing the whole reference "
+    "sits in the decoder input, so a decoder that can see the next position (no mask) or its own label (no shift) "
+    "learns to copy the answer: the training loss falls fast and teacher-forced accuracy looks superb. At "
+    "generation time the future does not exist yet, so the copying trick has nothing to copy and the output "
+    "collapses, often into one token repeated.")
+MASKING = (
+    "**Why the mask goes on the scores, before the softmax.** The causal mask adds −∞ to the score of every "
+    "later key; exp(−∞) = 0, and the softmax then divides by the sum over the allowed keys only, so every row "
+    "still sums to 1 over the past. Zeroing the weights *after* the softmax is not the same: each row would sum "
+    "to less than 1 (the future share simply vanishes), and the surviving weights were normalised with the "
+    "future scores in the denominator, so information about later tokens still leaks in.")
+
+
+def setting_text(causal: bool, shift: bool) -> str:
+    return f"mask {'on' if causal else '**off**'}, shift {'on' if shift else '**off**'}"
+
+
+def plain(text: str) -> str:
+    return " ".join(text.split())
+
+
+def short(text: str, limit: int = 120) -> str:
+    """A collapsed model's output can be one endless word: cut it so that it does not overflow its column."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# ---- widgets --------------------------------------------------------------------------------------------------
+def switches_ui(engine) -> tuple[bool, bool]:
+    """The two switches for the current teacher-forced run; disabled, with the engine's reason, where the
+    engine cannot honour them."""
+    notes = engine.switch_notes
+    for key, supported in ((K_CAUSAL, engine.supports_causal_switch), (K_SHIFT, engine.supports_shift_switch)):
+        if key not in st.session_state or not supported:  # an unsupported switch shows the setting in use
+            st.session_state[key] = True
+    cols = st.columns(3, vertical_alignment="center")
+    causal = cols[0].toggle("Causal mask", key=K_CAUSAL, disabled=not engine.supports_causal_switch,
+                            help=notes.get("causal") or "Off: every decoder row may attend to every position, "
+                                                        "including the ones after it.")
+    shift = cols[1].toggle("Right shift", key=K_SHIFT, disabled=not engine.supports_shift_switch,
+                           help=notes.get("shift") or "Off: row t reads the very label it must predict "
+                                                      "instead of the previous one.")
+    trained = engine.trained_setting
+    cols[2].caption(f"This model was trained with {setting_text(*trained)}. The switches change only this "
+                    "teacher-forced run; the loaded model is never modified.")
+    if not engine.supports_causal_switch:
+        st.caption(f":material/block: Causal mask switch unavailable: {notes.get('causal', 'not supported')}")
+    if not engine.supports_shift_switch:
+        st.caption(f":material/block: Right shift switch unavailable: {notes.get('shift', 'not supported')}")
+    return causal, shift
+
+
+# ---- view 1: the switched run and its meter ------------------------------------------------------------------
+def switches_view(model_key: str, engine, source: str, target: str, causal: bool, shift: bool) -> None:
+    if not target.strip():
+        st.info("Teacher forcing needs a reference target: type one above (or pick an example).")
+        return
+    options = DecodeOptions(mode="teacher_forced", causal=causal, shift=shift)
+    try:
+        trace = services.get_trace(model_key, source, target, services.options_key(options))
+    except ERRORS as exc:
+        st.error(str(exc))
+        return
+    state.show_warnings(trace)
+    meter = services.measure(trace)
+    cols = st.columns(4)
+    cols[0].metric("Max future mass", f"{meter.max_future:.1%}",
+                   help="The largest total weight one row of one head puts on the positions after it.")
+    cols[1].metric("Mean future mass", f"{float(meter.future.mean()) if trace.m else 0.0:.1%}",
+                   help="Future mass averaged over every row, head and layer.")
+    cols[2].metric("Rows reading the answer", f"{int(meter.holds_answer.sum())} / {trace.m}",
+                   help="Rows whose decoder input is the token they must predict (the shift is off, or a "
+                        "token repeats).")
+    cols[3].metric("Max own-answer weight", f"{meter.max_own_answer:.1%}",
+                   help="The largest weight a row puts on its own position when that position holds its answer.")
+
+    heads = ["all"] + [f"{la},{h}" for la in range(engine.n_decoder_layers) for h in range(engine.n_heads)]
+    if st.session_state.get(K_HEAD) not in heads:
+        st.session_state[K_HEAD] = "all"
+    choice = st.selectbox("Decoder self-attention heads", heads, key=K_HEAD,
+                          format_func=lambda s: "every layer × head" if s == "all" else
+                          f"layer {int(s.split(',')[0]) + 1} · head {int(s.split(',')[1]) + 1}")
+    if choice == "all":
+        fig = views.attention_figure(trace, "decoder_self_attention", "grid", trace.m)
+        future_rows, own_rows = meter.future.max(axis=(0, 1)), meter.own_answer.max(axis=(0, 1))
+        which = "the largest over every layer and head"
+    else:
+        layer, head = (int(x) for x in choice.split(","))
+        fig = views.attention_figure(trace, "decoder_self_attention", "head", trace.m, layer, head)
+        future_rows, own_rows = meter.future[layer, head], meter.own_answer[layer, head]
+        which = f"layer {layer + 1} · head {head + 1}"
+    st.plotly_chart(fig, key="leak_heatmap", config={"displaylogo": False})
+    st.caption("Rows read the token left of the arrow and predict the one on the right. With the mask on, "
+               "the grey hatched upper triangle is the future the mask hides; switch it off and those cells "
+               "carry weight: that is the leak.")
+    left, right = st.columns([1, 1.4])
+    left.plotly_chart(lf.head_heatmap(meter.mean_future, "Future mass per head (mean over rows)"),
+                      key="leak_future_heads", config={"displayModeBar": False})
+    right.plotly_chart(lf.row_bars(figures.row_labels(trace.decoder_input_tokens, trace.target_tokens),
+                                   future_rows, own_rows if not shift else None, title=f"Per row: {which}"),
+                       key="leak_rows", config={"displayModeBar": False})
+    if not causal:
+        zeroed = 1.0 - meter.future.max(initial=0.0)
+        st.caption(f"Had the future weights been zeroed *after* the softmax instead, the worst row here would sum "
+                   f"to {zeroed:.1%} instead of 100%.")
+    st.markdown(MASKING)
+
+
+# ---- view 2: the probe -------------------------------------------------------------------------------------------
+def probe_view(model_key: str, source: str, target: str, causal: bool, shift: bool) -> None:
+    if K_LABELS not in st.session_state:
+        st.session_state[K_LABELS] = "reference"
+    labels = st.radio("Labels to perturb", ["reference", "greedy"], key=K_LABELS, horizontal=True,
+                      format_func={"reference": "the reference target", "greedy": "the model's own greedy output"}.get)
+    use = target if labels == "reference" and target.strip() else None
+    if labels == "reference" and use is None:
+        st.caption("No reference target: the probe uses the model's own greedy output.")
+    try:
+        result = services.probe_sentence(model_key, source, use, causal, shift)
+    except ERRORS as exc:
+        st.error(str(exc))
+        return
+    number = f"max past logit change **{result.max_past_logit_change:.3g}**"
+    if result.leaks:
+        st.markdown(f":red-badge[:material/warning: LEAKS] {number} > {result.threshold:g} "
+                    f"(teacher forcing, {setting_text(causal, shift)})")
+    else:
+        st.markdown(f":green-badge[:material/check: PASS] {number} ≤ {result.threshold:g} "
+                    f"(teacher forcing, {setting_text(causal, shift)})")
+    cols = st.columns([1.6, 1])
+    cols[0].plotly_chart(lf.probe_bars(result.label_tokens, result.position_changes, result.threshold,
+                                       "Replace the labels from position j on: how far do rows ≤ j move?"),
+                         key="leak_probe_bars", config={"displayModeBar": False})
+    cols[1].plotly_chart(lf.head_heatmap(np.array(result.future_weight_by_head),
+                                         f"Largest weight on a later key: {result.future_attention_mass:.1%}"),
+                         key="leak_probe_heads", config={"displayModeBar": False})
+    st.markdown(
+        "**The probe.** Row i predicts label i, so in a sound decoder it may depend only on the labels before i. "
+        "For every position j the probe replaces the labels from j on with other tokens and reruns teacher "
+        "forcing: rows 0..j must not move at all. A missing mask lets row i look at the next position (which "
+        "holds label i); a missing shift lets row i read label i itself; either way earlier logits move. "
+        "Above 1e-4 counts as a leak: float32 rounding is around 1e-6, a real leak is 1e-2 or more. "
+        "`python -m model probe` runs the same probe from the command line, on any model.")
+
+
+# ---- view 3: the shipped broken models -------------------------------------------------------------------------
+def broken_view(source: str, target: str) -> None:
+    # A shipped folder appears while it trains; it is a model once its card is written.
+    available = {e.key: e for e in registry.entries() if (e.path / "card.json").is_file()}
+    missing = [k for k in TRIO if k not in available]
+    if missing:
+        st.warning(f"The shipped models this view compares are not installed: {', '.join(missing)} "
+                   f"(expected in {registry.CHECKPOINTS}). Train them with `python -m model train --pair en-fr "
+                   "--variant healthy|no-causal-mask|no-shift --out checkpoints/<name>`.")
+        return
+    engines = {}
+    for key in TRIO:
+        try:
+            engines[key] = services.get_engine(key)
+        except ERRORS as exc:
+            st.error(f"Cannot open {key}: {exc}")
+            return
+    st.markdown(SILENT)
+
+    logs = {k: log for k in TRIO if (log := services.train_log(str(available[k].path / "train_log.csv")))}
+    if logs:
+        st.plotly_chart(lf.training_curves(logs), key="leak_curves", config={"displaylogo": False})
+        st.caption("The broken models' teacher-forced curves look as good as the healthy one's, or better; "
+                   "only the free-running exact match (dotted) tells the truth.")
+    else:
+        st.caption("No train_log.csv found next to these checkpoints, so no training curves.")
+
+    if K_SIGNATURE not in st.session_state:
+        st.session_state[K_SIGNATURE] = "next_position"
+    signature = st.radio("Attention signature", list(SIGNATURES), key=K_SIGNATURE, horizontal=True,
+                         format_func=SIGNATURES.get)
+    st.markdown(f"**On this sentence**, each model in teacher forcing as it was trained, then writing on its own "
+                f"(greedy): “{state.text(plain(source))}”")
+    cols = st.columns(3)
+    for col, key in zip(cols, TRIO):
+        with col:
+            sentence_column(key, engines[key], source, target, signature)
+
+    st.divider()
+    sample_section(TRIO)
+
+
+def sentence_column(key: str, engine, source: str, target: str, signature: str) -> None:
+    causal, shift = engine.trained_setting
+    st.markdown(f"#### {key}")
+    st.caption(f"trained with {setting_text(causal, shift)}")
+    metrics = engine.card.get("test_metrics") or engine.card.get("valid_metrics") or {}
+    if metrics:
+        a, b = st.columns(2)
+        a.metric("TF accuracy", f"{metrics.get('teacher_forced_accuracy', float('nan')):.1%}",
+                 help="Teacher-forced token accuracy on the test split, as trained (card.json).")
+        b.metric("exact match", f"{metrics.get('exact_match', float('nan')):.1%}",
+                 help="Free-running (greedy) translations equal to the reference, test split (card.json).")
+    try:
+        greedy = services.get_trace(key, source, None, services.options_key(DecodeOptions(mode="greedy")))
+        tf = (services.get_trace(key, source, target, services.options_key(
+            DecodeOptions(mode="teacher_forced", causal=causal, shift=shift))) if target.strip() else None)
+    except ERRORS as exc:
+        st.error(str(exc))
+        return
+    out = engine.detokenize([s.id for s in greedy.steps])
+    rep = services.repetition([s.token for s in greedy.steps if s.id not in engine.special_ids()])
+    same = target.strip() and plain(out) == plain(target)
+    st.markdown(f"**greedy:** {state.text(short(out)) or '∅'}")
+    st.caption(("exact match" if same else "differs from the reference") +
+               (f" · writes “{rep.run_token}” {rep.longest_run}× in a row" if rep.repeats() else ""))
+    if tf is None:
+        st.caption("Type a reference target to see the teacher-forced run.")
+        return
+    correct = np.mean([bool(s.extra.get("correct")) for s in tf.steps])
+    st.caption(f"teacher-forced accuracy on this sentence: **{correct:.0%}**")
+    values = getattr(services.measure(tf), signature)
+    st.plotly_chart(lf.head_heatmap(values, "next-position weight" if signature == "next_position"
+                                    else "copying-diagonal weight"),
+                    key=f"leak_sig_{key}", config={"displayModeBar": False})
+
+
+def sample_section(keys: tuple[str, ...]) -> None:
+    st.markdown("**On the test split.** The same measures pooled over the first test sentences: the unmasked "
+                "model's strongest head puts most of its weight on the next position, the unshifted model's on "
+                "the diagonal; the broken models' free-running output repeats itself.")
+    if K_SAMPLE not in st.session_state:
+        st.session_state[K_SAMPLE] = 32
+    n = st.select_slider("Test sentences", [16, 32, 64, 128], key=K_SAMPLE)
+    rows = []
+    for key in keys:
+        try:
+            rep = services.sample_measures(key, n)
+        except ERRORS as exc:
+            st.error(f"{key}: {exc}")
+            return
+        d = rep.to_dict()
+        nxt, cpy = d["strongest_next_position"], d["strongest_copy_diagonal"]
+        rows.append({
+            "model": key, "trained": setting_text(rep.causal, rep.shift).replace("**", ""),
+            "teacher-forced accuracy": rep.teacher_forced_accuracy, "exact match (greedy)": rep.exact_match,
+            "next-position weight (best head)": nxt["value"],
+            "at": f"L{nxt['layer']} H{nxt['head']}" if nxt["layer"] else "",
+            "copy-diagonal weight (best head)": cpy["value"],
+            "at ": f"L{cpy['layer']} H{cpy['head']}" if cpy["layer"] else "",
+            "outputs repeating a piece ≥3×": rep.repeat_share,
+            "example output": short(rep.outputs[0], 80) if rep.outputs else ""})
+    pct = st.column_config.NumberColumn(format="percent")
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key="leak_sample_table", column_config={
+        c: pct for c in ("teacher-forced accuracy", "exact match (greedy)", "next-position weight (best head)",
+                         "copy-diagonal weight (best head)", "outputs repeating a piece ≥3×")})
+
+
+# ---- page -------------------------------------------------------------------------------------------------------
+def main() -> None:
+    model_key, engine = state.page_header(
+        "Leakage lab",
+        "Break the causal mask or the right shift and watch the decoder copy the answer it should predict.")
+    source, _, _ = state.text_inputs(engine)
+    target = state.target_input()
+    causal, shift = switches_ui(engine)
+    if K_VIEW not in st.session_state:
+        st.session_state[K_VIEW] = "switches"
+    view = st.radio("View", list(VIEWS), key=K_VIEW, format_func=VIEWS.get, horizontal=True,
+                    label_visibility="collapsed")
+    st.divider()
+    if view == "switches":
+        switches_view(model_key, engine, source, target, causal, shift)
+    elif view == "probe":
+        probe_view(model_key, source, target, causal, shift)
+    else:
+        broken_view(source, target)
+
+
+main()

@@ -1,0 +1,82 @@
+"""The app's one caller of model/: cached engines and traces, and the analyses the pages show.
+
+Every page and figure reaches models through this module only: engines through the engine contract
+(model.engine.Engine), results as Traces and the analyses' own result objects. Cached results are shared by
+every session of the server and never mutated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from app import registry
+from model.analysis import alignment
+from model.analysis.leakage import LeakageMeter, SampleReport, measure, repetition, sample_report, sample_test_split
+from model.analysis.probe import ProbeResult, probe
+from model.corpora import read_tsv
+from model.engine import CheckpointError, DecodeOptions, Engine, ModelInputError, Trace, load_engine
+from model.engine.trace import KINDS
+
+__all__ = ["KINDS", "CheckpointError", "DecodeOptions", "Engine", "LeakageMeter", "ModelInputError", "Trace",
+           "alignment", "alignment_report", "get_engine", "get_trace", "measure", "options_key", "probe_sentence",
+           "repetition", "sample_measures", "train_log"]
+
+
+# ---- models ---------------------------------------------------------------------------------------------
+@st.cache_resource(max_entries=8, show_spinner="Loading the model…")
+def get_engine(key: str) -> Engine:
+    """One engine per registry key per server, shared by every session and never changed."""
+    try:
+        entry = registry.resolve(key)
+    except KeyError:
+        raise CheckpointError(f"{key!r} is not one of the models this server offers") from None
+    if entry.hub_id and not registry.hub_allowed():
+        raise CheckpointError(f"{entry.hub_id} is a Hugging Face hub id, and downloads from the hub are switched off "
+                              f"on this server (its operator can allow them with {registry.ENV_HUB}=1, or save "
+                              f"the model into a folder and name that folder in {registry.ENV_HF}).")
+    return load_engine(entry.spec, allow_hub=registry.hub_allowed())
+
+
+@st.cache_resource(max_entries=128, ttl=3600, show_spinner="Decoding…")
+def get_trace(model_key: str, source: str, target: str | None, options: tuple[tuple[str, Any], ...]) -> Trace:
+    """One decoding run per (model, input, options), shared by all sessions. A step click reads this cache
+    and never re-encodes or re-decodes. Traces are frozen and never mutated, so sharing them is safe."""
+    return get_engine(model_key).trace(source, target=target, options=DecodeOptions(**dict(options)))
+
+
+def options_key(options: DecodeOptions) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted(asdict(options).items()))
+
+
+# ---- analyses (cached like traces) ------------------------------------------------------------------------
+@st.cache_data(max_entries=256, show_spinner="Probing…")
+def probe_sentence(model_key: str, source: str, target: str | None, causal: bool, shift: bool) -> ProbeResult:
+    return probe(get_engine(model_key), source, target, causal=causal, shift=shift)
+
+
+@st.cache_data(max_entries=16, show_spinner="Measuring on the test split…")
+def sample_measures(model_key: str, n: int) -> SampleReport:
+    """The model on the first n test pairs of its language pair, teacher forcing as it was trained."""
+    engine = get_engine(model_key)
+    examples = sample_test_split(engine.card.get("pair", "en-fr"), n)
+    causal, shift = engine.trained_setting
+    return sample_report(engine, [e.source for e in examples], [e.target for e in examples], causal, shift)
+
+
+@st.cache_data(max_entries=16)
+def train_log(path: str) -> dict[str, list[float]] | None:
+    try:
+        return pd.read_csv(path).to_dict(orient="list")
+    except (OSError, ValueError, pd.errors.ParserError):
+        return None
+
+
+@st.cache_data(max_entries=16, show_spinner="Scoring every head on the test split…")
+def alignment_report(model_key: str, data_file: str, n: int) -> alignment.Report:
+    """Every method counted against the gold links of the first n sentences of a gold TSV."""
+    return alignment.run_alignment(get_engine(model_key), read_tsv(data_file)[:n], alignment.DEFAULT_METHOD,
+                                   progress=False)

@@ -1,0 +1,171 @@
+"""What every page shares besides the model: session keys, presets, the model picker, the source/target inputs,
+the page header, and `text` (user text shown as text, never as markup).
+
+Widgets shared across pages keep their value for the whole session (`persist_state="session"`), so the model
+and sentence chosen on one page are there on the next. Engines and traces come from app.services.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import streamlit as st
+
+from app import registry
+from app.services import CheckpointError, Engine, Trace, get_engine
+
+ROOT = registry.ROOT
+
+PRESETS_FILE = ROOT / "assets" / "presets.json"
+CUSTOM = "custom"
+
+# Session-state keys shared by pages.
+K_MODEL, K_PRESET, K_SOURCE, K_TARGET = "model", "preset", "source", "target"
+K_FOLDER = "any_folder"  # single-user mode only (registry.any_folder_allowed)
+# Markdown (and Streamlit's own :color[] / :emoji: / $math$) syntax characters, plus HTML's. A numeric character
+# reference is always literal text in CommonMark, so user text escaped this way shows as typed, never as markup.
+_MARKUP = set("\\`*_{}[]<>#!|$:~&")
+
+def text(value: object) -> str:
+    """User-derived text (tokens, sentences, model names, card fields, error messages) for st.markdown and
+    friends, with or without unsafe_allow_html: every markup character becomes a character reference."""
+    return "".join(f"&#{ord(c)};" if c in _MARKUP else c for c in str(value))
+
+
+# ---- presets --------------------------------------------------------------------------------------------
+@st.cache_data(max_entries=1)
+def presets() -> list[dict[str, Any]]:
+    return json.loads(PRESETS_FILE.read_text(encoding="utf-8"))["presets"]
+
+
+def preset(pid: str) -> dict[str, Any] | None:
+    return next((p for p in presets() if p["id"] == pid), None)
+
+
+# ---- shared widgets -------------------------------------------------------------------------------------
+def _card_lines(card: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    if "pair" not in card and "family" in card:  # a Hugging Face model (HFEngine's card)
+        pair, variant = card["family"], "Hugging Face hub" if card.get("hub") else "Hugging Face folder"
+    else:
+        pair, variant = card.get("pair", "?"), card.get("variant", "?")
+    pair, variant = text(pair), text(variant)
+    metrics = card.get("metrics") if isinstance(card.get("metrics"), dict) else {}
+    flat = {}
+    for k, v in metrics.items():
+        if isinstance(v, dict):  # e.g. {"test": {"bleu": ..}}
+            flat.update({f"{k} {k2}": v2 for k2, v2 in v.items() if isinstance(v2, int | float)})
+        elif isinstance(v, int | float) and not isinstance(v, bool):
+            flat[k] = v
+    return f"**{pair}** · {variant}", flat
+
+
+def _fmt_metric(name: str, value: float) -> str:
+    if 0 <= value <= 1 and any(s in name for s in ("accuracy", "exact", "aer", "precision", "recall")):
+        return f"{value:.1%}"
+    return f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
+def _use_folder() -> None:
+    if st.session_state.get(K_FOLDER, "").strip():
+        st.session_state[K_MODEL] = registry.folder_key(st.session_state[K_FOLDER])
+
+
+def _folder_entry() -> registry.ModelEntry | None:
+    """Single-user mode (the operator set LENS_ALLOW_ANY_FOLDER=1): a box for any local model folder."""
+    if not registry.any_folder_allowed():
+        return None
+    folder = st.sidebar.text_input("Open a model folder on this server", key=K_FOLDER, on_change=_use_folder,
+                                   placeholder="/path/to/a/model/folder",
+                                   help="Single-user mode: any folder this server can read (ours, or a Hugging "
+                                        "Face seq2seq model saved with save_pretrained).")
+    if not folder.strip():
+        return None
+    try:
+        return registry.resolve(registry.folder_key(folder))
+    except KeyError:
+        return None
+
+
+def model_picker() -> tuple[str, Engine] | None:
+    """Sidebar: choose a model from the registry and show its card. Returns (key, engine), or None after
+    showing an error (no model, or one that cannot be opened)."""
+    available = registry.entries()
+    folder = _folder_entry()
+    if folder is not None and folder.key not in {e.key for e in available}:
+        available = [*available, folder]
+    if not available:
+        st.sidebar.error("No model is available: train one into checkpoints/ or name a folder in "
+                         f"{registry.ENV_DIRS} or {registry.ENV_HF}.")
+        return None
+    keys = [e.key for e in available]
+    if st.session_state.get(K_MODEL) not in keys:
+        st.session_state[K_MODEL] = registry.default_key(available)
+    titles = {e.key: e.title for e in available}
+    key = st.sidebar.selectbox("Model", keys, key=K_MODEL, format_func=titles.get, persist_state="session",
+                               help="Shipped checkpoints, plus folders and models the server's operator allows.")
+    try:
+        engine = get_engine(key)
+    except (CheckpointError, OSError, ImportError) as exc:
+        st.sidebar.error(f"Cannot open this model: {text(exc)}")
+        return None
+    head, metrics = _card_lines(engine.card)
+    st.sidebar.markdown(f"{head} · {engine.n_encoder_layers}+{engine.n_decoder_layers} layers × "
+                        f"{engine.n_heads} heads")
+    if metrics:
+        st.sidebar.caption(" · ".join(f"{text(k)}: {_fmt_metric(k, v)}" for k, v in list(metrics.items())[:6]))
+    return key, engine
+
+
+def _apply_preset() -> None:
+    p = preset(st.session_state[K_PRESET])
+    if p is not None:
+        st.session_state[K_SOURCE] = p["source"]
+        st.session_state[K_TARGET] = p.get("target", "")
+
+
+def _mark_custom() -> None:
+    st.session_state[K_PRESET] = CUSTOM
+
+
+def text_inputs(engine: Engine, container=None) -> tuple[str, str, dict[str, Any] | None]:
+    """Preset picker, source and reference target. Returns (source, target, preset or None)."""
+    box = container or st
+    pair = engine.card.get("pair")
+    options = [p for p in presets() if pair is None or p["pair"] == pair] or presets()
+    ids = [CUSTOM] + [p["id"] for p in options]
+    if K_PRESET not in st.session_state or st.session_state[K_PRESET] not in ids:
+        st.session_state[K_PRESET] = ids[1] if len(ids) > 1 else CUSTOM
+        _apply_preset()
+    titles = {p["id"]: p["title"] for p in options} | {CUSTOM: "your own sentence"}
+    cols = box.columns([2, 3])
+    chosen = cols[0].selectbox("Example", ids, key=K_PRESET, format_func=titles.get, on_change=_apply_preset,
+                               persist_state="session")
+    source = cols[1].text_input("Source sentence", key=K_SOURCE, on_change=_mark_custom,
+                                persist_state="session", max_chars=2000)
+    target = st.session_state.get(K_TARGET, "")
+    return source, target, preset(chosen)
+
+
+def target_input(container=None) -> str:
+    box = container or st
+    return box.text_input("Reference target (teacher forcing)", key=K_TARGET, on_change=_mark_custom,
+                          persist_state="session", max_chars=2000,
+                          help="The translation the decoder is fed, one token per row, as in training.")
+
+
+def show_warnings(trace: Trace) -> None:
+    """What the engine had to change about the input (a source longer than the model's positions was cut)."""
+    for w in trace.options.get("warnings", []):
+        st.warning(w)
+
+
+def page_header(title: str, caption: str) -> tuple[str, Engine]:
+    """The sidebar's model picker, then the page's title and one-line caption; stops the page when no model
+    can be opened (the picker has said why)."""
+    picked = model_picker()
+    st.title(title)
+    st.caption(caption)
+    if picked is None:
+        st.stop()
+    return picked

@@ -1,0 +1,171 @@
+"""The causality probe (model/probe.py) and `python -m model probe`, on the tiny random checkpoint; with the
+shipped checkpoints present, the issue's figures on the real models."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from model.analysis.leakage import sample_report, sample_test_split
+from model.analysis.probe import LEAK_THRESHOLD, probe, replacement_ids
+from model.cli import main
+from model.engine import DecodeOptions, Engine, ModelInputError
+from model.engine.loader import load_engine
+from tests.conftest import ROOT
+
+TEXT = "the black cat sat on the mat ."
+TARGET = "le chat noir s' assit sur le tapis ."
+CKPT = ROOT / "checkpoints"
+DESIGN_KEYS = {"max_past_logit_change", "future_attention_mass", "leaks"}
+
+
+def test_mask_on_nothing_moves(tiny_engine):
+    r = probe(tiny_engine, TEXT, TARGET)
+    assert r.max_past_logit_change <= 1e-5 and not r.leaks
+    assert r.future_attention_mass == 0.0
+    assert len(r.position_changes) == len(r.label_tokens) == len(tiny_engine.encode_target(TARGET))
+
+
+def test_mask_off_leaks(tiny_engine):
+    # Random weights already mix the next position into every row: measured ~0.7 on this checkpoint.
+    r = probe(tiny_engine, TEXT, TARGET, causal=False)
+    assert r.max_past_logit_change > 1e-2 and r.leaks
+    assert r.future_attention_mass > 0.0
+    assert np.array(r.future_weight_by_head).shape == (2, 4)
+    # With the shift on, the last label (end of sentence) is read by no row: replacing it moves nothing.
+    assert r.position_changes[-1] <= 1e-5
+
+
+def test_shift_off_leaks_even_with_the_mask(tiny_engine):
+    r = probe(tiny_engine, TEXT, TARGET, shift=False)
+    assert r.leaks and r.max_past_logit_change > 1e-2
+    assert r.future_attention_mass == 0.0  # the mask is on: the leak is the row's own input
+    assert r.position_changes[0] > LEAK_THRESHOLD  # row 0 reads label 0 itself
+
+
+def test_without_target_the_greedy_output_is_probed(tiny_engine):
+    r = probe(tiny_engine, TEXT)
+    assert r.target_source == "greedy"
+    src = tiny_engine.prepare_source(TEXT)[1]
+    greedy = tiny_engine.run_generate(src, DecodeOptions()).out_ids
+    assert r.label_tokens == tuple(tiny_engine.piece(i) for i in greedy)
+    assert not r.leaks and probe(tiny_engine, TEXT, causal=False).leaks
+
+
+def test_replacements_change_every_label_and_avoid_specials():
+    specials = {0, 1, 2, 3}
+    labels = [4, 5, 9, 3, 2]
+    out = replacement_ids(labels, 10, specials)
+    assert out == [5, 6, 4, 4, 4]
+    assert all(a != b and b not in specials for a, b in zip(labels, out))
+
+
+class Unbatched:
+    """Any engine, seen through the base-class API only: no batched logits, optionally no causal switch."""
+
+    def __init__(self, inner, causal_switch: bool = True) -> None:
+        self._inner = inner
+        self.supports_causal_switch = causal_switch
+        self.supports_shift_switch = True
+        self.switch_notes = {"causal": "this family ignores custom decoder masks"}
+
+    check_switches = Engine.check_switches  # the contract's check, on this proxy's own switch flags
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def teacher_forced_logits(self, srcs, labels, causal, shift):
+        return [self._inner.run_teacher_forced(s, lab, causal, shift).logits for s, lab in zip(srcs, labels)]
+
+
+def test_probe_uses_only_the_engine_api(tiny_engine):
+    batched = probe(tiny_engine, TEXT, TARGET, causal=False)
+    plain = probe(Unbatched(tiny_engine), TEXT, TARGET, causal=False)
+    np.testing.assert_allclose(plain.position_changes, batched.position_changes, atol=1e-5)
+    with pytest.raises(ModelInputError, match="ignores custom decoder masks"):
+        probe(Unbatched(tiny_engine, causal_switch=False), TEXT, TARGET, causal=False)
+
+
+def test_to_dict_is_json_with_the_design_keys(tiny_engine):
+    d = json.loads(json.dumps(probe(tiny_engine, TEXT, TARGET).to_dict()))
+    assert set(d) >= DESIGN_KEYS
+    assert d["leaks"] is False and d["threshold"] == LEAK_THRESHOLD
+
+
+def test_cli_json_prints_one_object(tiny_ckpt, capsys):
+    assert main(["probe", "--model", str(tiny_ckpt), "--text", TEXT, "--target", TARGET, "--no-causal-mask",
+                 "--json"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1
+    d = json.loads(out)
+    assert set(d) >= DESIGN_KEYS and d["leaks"] is True and d["causal"] is False
+    assert main(["probe", "--model", str(tiny_ckpt), "--text", TEXT]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("PASS") and "greedy" in captured.err
+
+
+def test_cli_bad_model_folder_exits_2(tmp_path, capsys):
+    assert main(["probe", "--model", str(tmp_path / "nothing"), "--text", TEXT, "--json"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith("error: ") and "Traceback" not in captured.err
+    (tmp_path / "empty").mkdir()
+    assert main(["probe", "--model", str(tmp_path / "empty"), "--text", TEXT]) == 2
+
+
+def test_cli_empty_text_exits_2(tiny_ckpt, capsys):
+    assert main(["probe", "--model", str(tiny_ckpt), "--text", "   "]) == 2
+    assert capsys.readouterr().err.startswith("error: ")
+
+
+# ---- the shipped models (issue 5's figures, with margins) ----------------------------------------------------
+def shipped(name: str):
+    return pytest.mark.skipif(not (CKPT / name / "card.json").is_file(), reason=f"checkpoints/{name} not trained yet")
+
+
+@pytest.fixture(scope="module")
+def test_pairs():
+    return sample_test_split("en-fr", 48)
+
+
+@shipped("en-fr")
+def test_shipped_en_fr_probe():
+    engine = load_engine(CKPT / "en-fr")
+    on = probe(engine, TEXT, TARGET)
+    assert on.max_past_logit_change <= 1e-5 and not on.leaks
+    off = probe(engine, TEXT, TARGET, causal=False)
+    assert off.max_past_logit_change > 1e-2 and off.leaks
+
+
+@shipped("en-fr-no-causal-mask")
+def test_shipped_no_causal_mask_looks_at_the_next_position(test_pairs):
+    engine = load_engine(CKPT / "en-fr-no-causal-mask")
+    assert engine.card.get("trained_causal") is False
+    rep = sample_report(engine, [e.source for e in test_pairs], [e.target for e in test_pairs], causal=False,
+                        shift=True)
+    assert np.nanmax(rep.next_position) >= 0.5
+    assert rep.teacher_forced_accuracy > rep.exact_match + 0.3  # the silent gap
+
+
+@shipped("en-fr-no-shift")
+def test_shipped_no_shift_repeats_one_token(test_pairs):
+    engine = load_engine(CKPT / "en-fr-no-shift")
+    assert engine.card.get("trained_shift") is False
+    rep = sample_report(engine, [e.source for e in test_pairs], [e.target for e in test_pairs], causal=True,
+                        shift=False)
+    assert rep.repeat_share >= 0.5
+    assert rep.teacher_forced_accuracy > rep.exact_match + 0.3
+
+
+def test_probe_on_a_hugging_face_engine(tmp_path):
+    pytest.importorskip("transformers")
+    from tests.fixtures import hf_tiny
+
+    engine = load_engine(hf_tiny.build_marian(tmp_path / "marian"))
+    text, target = "the black dog barked at the cat .", "le chien noir aboya contre le chat ."
+    on = probe(engine, text, target)
+    assert on.max_past_logit_change <= 1e-5 and not on.leaks
+    if engine.supports_causal_switch:
+        assert probe(engine, text, target, causal=False).leaks
+    assert probe(engine, text, target, shift=False).leaks

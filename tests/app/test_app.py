@@ -1,0 +1,216 @@
+"""The Explore page under Streamlit's AppTest, on tiny random checkpoints named through LENS_MODEL_DIRS."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import build_tiny_checkpoint
+
+APP = Path(__file__).resolve().parents[2] / "app"
+ENTRY = str(APP / "streamlit_app.py")
+
+
+CAT = "the cat sat ."
+
+
+@pytest.fixture(scope="module")
+def two_models(tmp_path_factory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("app_models")
+    first = build_tiny_checkpoint(root / "tiny-a")
+    second = build_tiny_checkpoint(root / "tiny-b", seed=1, n_heads=2, n_decoder_layers=1)
+    return first, second
+
+
+@pytest.fixture
+def app(two_models, monkeypatch) -> AppTest:
+    monkeypatch.setenv("LENS_MODEL_DIRS", os.pathsep.join(str(p) for p in two_models))
+    monkeypatch.setenv("LENS_DEFAULT_MODEL", "tiny-a")
+    at = AppTest.from_file(ENTRY, default_timeout=60)
+    at.session_state["source"] = CAT
+    at.session_state["preset"] = "custom"
+    return at.run()
+
+
+def figure(at: AppTest, key: str) -> dict:
+    for chart in at.get("plotly_chart"):
+        if chart.proto.id.endswith(f"-{key}"):
+            return json.loads(chart.proto.spec)
+    raise AssertionError(f"no plotly chart with key {key!r}")
+
+
+def array(value) -> np.ndarray:
+    """Plotly >= 6 writes numpy arrays as typed arrays: {"dtype", "bdata" (base64), "shape"}."""
+    if isinstance(value, dict) and "bdata" in value:
+        flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = [int(s) for s in str(value.get("shape", len(flat))).split(",")]
+        return flat.reshape(shape).astype(float)
+    return np.asarray(value, dtype=float)
+
+
+def heat_shapes(spec: dict) -> list[tuple[int, int]]:
+    """(rows, cols) of every weight heatmap (the masked-cell overlays are skipped)."""
+    return [array(t["z"]).shape for t in spec["data"]
+            if t["type"] == "heatmap" and "masked" not in t.get("hovertemplate", "")]
+
+
+def step_text(at: AppTest) -> str:
+    return next(m.value for m in at.markdown if m.value.startswith("**Step "))
+
+
+def test_page_loads_on_default_model(app):
+    assert not app.exception
+    assert not app.error
+    assert app.session_state["model"] == "tiny-a"
+    assert app.session_state["step"] == 1
+    assert step_text(app).startswith("**Step 1 of ")
+    assert {"topk", "attention"} <= {c.proto.id.rsplit("-", 1)[-1] for c in app.get("plotly_chart")}
+
+
+def test_step_controls_change_the_visible_step(app):
+    m = int(step_text(app).split(" of ")[1].rstrip("*"))
+    assert m >= 4
+    app.button(key="next").click().run()
+    app.button(key="next").click().run()
+    assert app.session_state["step"] == 3 and step_text(app).startswith("**Step 3 ")
+    assert heat_shapes(figure(app, "attention"))[0][0] == 3  # cross-attention shows three rows
+    app.button(key="back").click().run()
+    assert app.session_state["step"] == 2
+    app.button(key="end").click().run()
+    assert app.session_state["step"] == m
+    assert app.button(key="next").disabled
+    app.button(key="reset").click().run()
+    assert app.session_state["step"] == 1 and app.button(key="back").disabled
+    app.slider(key="step").set_value(4).run()
+    assert step_text(app).startswith("**Step 4 ")
+    assert not app.exception
+
+
+def test_step_click_does_not_decode_again(app, monkeypatch):
+    from model.builtin.engine import BuiltinEngine
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a step click re-ran the model")
+
+    for name in ("run_generate", "run_teacher_forced", "run_beam", "encode_source", "teacher_forced_batch",
+                 "start_decoding"):
+        monkeypatch.setattr(BuiltinEngine, name, refuse)
+    app.button(key="next").click().run()
+    app.slider(key="step").set_value(3).run()
+    assert not app.exception and app.session_state["step"] == 3
+
+
+def test_heatmap_shapes_for_a_known_sentence(app, tiny_engine):
+    n = len(tiny_engine.prepare_source(CAT)[1])
+    app.slider(key="step").set_value(3).run()
+    shapes = {}
+    for kind in ("cross_attention", "decoder_self_attention", "encoder_self_attention"):
+        app.segmented_control(key="kind").set_value(kind).run()
+        assert not app.exception
+        shapes[kind] = heat_shapes(figure(app, "attention"))
+        assert len(shapes[kind]) == 2 * 4  # every layer x head of the tiny model
+    assert set(shapes["encoder_self_attention"]) == {(n, n)}
+    assert set(shapes["decoder_self_attention"]) == {(3, 3)}
+    assert set(shapes["cross_attention"]) == {(3, n)}
+    # One head, and the mean over heads (one panel per layer).
+    app.selectbox(key="view").set_value("head").run()
+    app.selectbox(key="layer").set_value(1).run()
+    assert heat_shapes(figure(app, "attention")) == [(n, n)]
+    app.selectbox(key="view").set_value("mean").run()
+    assert heat_shapes(figure(app, "attention")) == [(n, n)] * 2
+
+
+def test_decoder_mask_drawn_distinctly_in_teacher_forcing(app):
+    app.radio(key="mode").set_value("teacher_forced").run()
+    app.text_input(key="target").input("le chat s' assit .").run()
+    assert not app.exception and not app.error
+    app.segmented_control(key="kind").set_value("decoder_self_attention").run()
+    app.slider(key="step").set_value(2).run()
+    spec = figure(app, "attention")
+    masked = [t for t in spec["data"] if "masked" in t.get("hovertemplate", "")]
+    main = [t for t in spec["data"] if t["type"] == "heatmap" and "masked" not in t.get("hovertemplate", "")]
+    assert masked and len(masked) == len(main)
+    m = array(main[0]["z"]).shape[1]
+    z = array(masked[0]["z"])
+    assert z.shape == (2, m)
+    expected = ~np.tril(np.ones((2, m), dtype=bool))  # the future keys of rows 0 and 1
+    assert np.array_equal(~np.isnan(z), expected)
+    assert np.all(np.isnan(array(main[0]["z"])[expected]))
+
+
+def test_switching_modes_and_options(app):
+    app.radio(key="mode").set_value("beam").run()
+    assert not app.exception
+    app.slider(key="beam_size").set_value(2).run()
+    assert len(app.selectbox(key="beam").options) == 2
+    app.selectbox(key="beam").set_value(1).run()
+    assert not app.exception and any(m.value.startswith("Live beams") for m in app.markdown)
+    app.radio(key="mode").set_value("sample").run()
+    app.slider(key="temperature").set_value(1.5).run()
+    app.number_input(key="seed").set_value(7).run()
+    assert not app.exception and app.session_state["step"] == 1
+    app.radio(key="mode").set_value("teacher_forced").run()
+    assert app.text_input(key="target") is not None and not app.exception
+    app.radio(key="mode").set_value("greedy").run()
+    assert not app.exception
+
+
+def test_switching_model(app):
+    app.selectbox(key="model").set_value("tiny-b").run()
+    assert not app.exception and not app.error
+    assert len(heat_shapes(figure(app, "attention"))) == 1 * 2  # 1 decoder layer x 2 heads
+    assert any("1+1 layers × 2 heads" in m.value or "2+1 layers × 2 heads" in m.value for m in app.sidebar.markdown)
+
+
+def test_preset_fills_source_and_target(app):
+    app.selectbox(key="preset").set_value("black-cat").run()
+    assert app.text_input(key="source").value == "the black cat sat on the mat ."
+    assert app.session_state["target"] == "le chat noir s' assit sur le tapis ."
+    assert any("noir" in c.value for c in app.caption)
+
+
+def test_force_a_token(app):
+    app.button(key="next").click().run()
+    options = app.selectbox(key="force_choice").options
+    assert options
+    choice = options[-1]
+    app.selectbox(key="force_choice").set_value(choice).run()
+    app.button(key="force").click().run()
+    assert not app.exception
+    assert app.session_state["step"] == 2
+    assert len(app.session_state["forced"]) == 2
+    row = next(m.value for m in app.markdown if "and chose" in m.value)
+    assert f">{choice}<" in row
+    app.button(key="unforce").click().run()
+    assert app.session_state["forced"] == ()
+
+
+def test_bad_input_shows_an_error_not_a_traceback(app):
+    app.text_input(key="source").input("   ").run()
+    assert not app.exception
+    assert any("empty" in e.value for e in app.error)
+    app.text_input(key="source").input(CAT)
+    app.radio(key="mode").set_value("teacher_forced").run()
+    app.text_input(key="target").input("").run()
+    assert not app.exception and any("reference" in e.value for e in app.error)
+
+
+def test_unopenable_model_shows_an_error(tmp_path, monkeypatch):
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "config.json").write_text('{"src_vocab_size": 5}')
+    monkeypatch.setenv("LENS_MODEL_DIRS", str(tmp_path / "broken"))
+    monkeypatch.setenv("LENS_DEFAULT_MODEL", "broken")
+    at = AppTest.from_file(ENTRY, default_timeout=60).run()
+    assert not at.exception
+    assert any("Cannot open" in e.value for e in at.sidebar.error)
+
+
+def test_export_buttons_present(app):
+    keys = {b.key for b in app.get("download_button")}
+    assert {"dl_html", "dl_csv", "dl_json", "dl_npz"} <= keys

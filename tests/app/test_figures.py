@@ -1,0 +1,166 @@
+"""Figure builders and step views: shapes, labels, masks, colour scale. Pure: no Streamlit, no server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.render import figures, views
+from model.engine import DecodeOptions
+
+APP = Path(__file__).resolve().parents[2] / "app"
+
+
+CAT = "the cat sat ."
+
+
+def weight_traces(fig):
+    return [t for t in fig.data if t.type == "heatmap" and "masked" not in (t.hovertemplate or "")]
+
+
+def mask_traces(fig):
+    return [t for t in fig.data if t.type == "heatmap" and "masked" in (t.hovertemplate or "")]
+
+
+def test_labels_are_unique_and_literal():
+    lab = figures.labels(["<s>", "▁le", "▁le", "a&b"])
+    assert len(set(lab)) == 4
+    assert lab[0] == "0 &lt;s&gt;" and lab[1] == "1 ▁le" and lab[3] == "3 a&amp;b"
+    rows = figures.row_labels(["<s>", "▁le"], ["▁le", "▁chat"])
+    assert rows == ["0 &lt;s&gt; → ▁le", "1 ▁le → ▁chat"]
+
+
+def test_heatmap_checks_shapes_against_labels():
+    with pytest.raises(ValueError, match="query labels"):
+        figures.heatmap(np.zeros((2, 3)), ["a", "b", "c"], ["x", "y", "z"])
+    with pytest.raises(ValueError, match="mask shape"):
+        figures.heatmap(np.zeros((2, 2)), ["a", "b"], ["x", "y"], mask=np.ones((3, 3), bool))
+
+
+def test_heatmap_draws_masked_cells_apart_from_zero_weight():
+    w = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.2, 0.0, 0.8]])  # row 2 gives key 1 zero weight
+    mask = np.tril(np.ones((3, 3), bool))
+    fig = figures.heatmap(w, ["a", "b", "c"], ["a", "b", "c"], mask=mask)
+    (main,), (over,) = weight_traces(fig), mask_traces(fig)
+    z = np.asarray(main.z, dtype=float)
+    assert np.isnan(z[0, 1]) and np.isnan(z[1, 2])  # masked: no weight drawn
+    assert z[2, 1] == 0.0  # allowed but zero: drawn as a (white) weight
+    blocked = np.asarray(over.z, dtype=float)
+    assert np.array_equal(~np.isnan(blocked), ~mask)
+    assert main.zmin == 0.0 and main.zmax == 1.0
+    assert "weight" in main.hovertemplate and "query" in main.hovertemplate and "key" in main.hovertemplate
+
+
+def test_no_overlay_without_masked_cells():
+    fig = figures.heatmap(np.full((2, 2), 0.5), ["a", "b"], ["x", "y"], mask=np.ones((2, 2), bool))
+    assert not mask_traces(fig)
+
+
+def test_grid_has_one_panel_per_layer_and_head():
+    rng = np.random.default_rng(0)
+    w = rng.dirichlet(np.ones(5), size=(3, 4, 4))  # (L=3, h=4, q=4, k=5)
+    fig = figures.grid(w, figures.labels("abcd"), figures.labels("vwxyz"))
+    traces = weight_traces(fig)
+    assert len(traces) == 12
+    assert all(np.asarray(t.z).shape == (4, 5) for t in traces)
+    assert fig.layout.coloraxis.cmin == 0.0 and fig.layout.coloraxis.cmax == 1.0
+    assert [a.text for a in fig.layout.annotations][:2] == ["layer 1 · head 1", "layer 1 · head 2"]
+    with pytest.raises(ValueError, match="layers, heads"):
+        figures.grid(w[0], figures.labels("abcd"), figures.labels("vwxyz"))
+
+
+def test_topk_bar_highlights_the_chosen_token():
+    fig = figures.topk_bar([("▁le", 0.6), ("▁la", 0.3), ("<unk>", 0.1)], chosen="▁la", reference="▁le")
+    bar = fig.data[0]
+    assert list(bar.x) == [0.6, 0.3, 0.1]
+    assert bar.marker.color[1] == figures.ACCENT and bar.marker.color[0] != figures.ACCENT
+    assert bar.marker.line.width[0] > 0 and bar.marker.line.width[1] == 0
+    assert bar.y[2] == "2 &lt;unk&gt;"
+
+
+@pytest.fixture(scope="module")
+def greedy(tiny_engine):
+    return tiny_engine.trace(CAT, options=DecodeOptions(max_len=6))
+
+
+@pytest.fixture(scope="module")
+def forced(tiny_engine):
+    return tiny_engine.trace(CAT, target="le chat s' assit .")
+
+
+def test_step_views_have_the_right_shapes(greedy):
+    n, m = greedy.n, greedy.m
+    assert m >= 3
+    for step in (1, 3, m):
+        enc = views.at_step(greedy, "encoder_self_attention", step)
+        dec = views.at_step(greedy, "decoder_self_attention", step)
+        cross = views.at_step(greedy, "cross_attention", step)
+        assert enc.weights.shape[2:] == (n, n) and enc.mask is None
+        assert dec.weights.shape[2:] == (step, step)
+        assert cross.weights.shape[2:] == (step, n)
+        # What the page shows at step t is what the model computed at step t.
+        assert np.array_equal(cross.weights, greedy.cross_attention[:, :, :step])
+        assert np.array_equal(dec.weights, greedy.decoder_self_attention[:, :, :step, :step])
+    assert len(views.at_step(greedy, "decoder_self_attention", 3).q_labels) == 3
+    with pytest.raises(ValueError):
+        views.at_step(greedy, "cross_attention", m + 1)
+
+
+def test_decoder_rows_say_what_they_read_and_predicted(greedy):
+    s = views.at_step(greedy, "decoder_self_attention", 2)
+    read, out = greedy.decoder_input_tokens, greedy.target_tokens
+    assert s.q_labels[1] == f"1 {figures.escape(read[1])} → {figures.escape(out[1])}"
+    assert read[1] == out[0]  # the shift: row 1 read what row 0 chose
+
+
+def test_teacher_forcing_shows_the_masked_future(forced):
+    s = views.at_step(forced, "decoder_self_attention", 2)
+    assert s.weights.shape[2:] == (2, forced.m)
+    assert s.mask is not None and np.array_equal(s.mask, np.tril(np.ones((2, forced.m), bool)))
+    fig = views.attention_figure(forced, "decoder_self_attention", "grid", 2)
+    assert len(mask_traces(fig)) == len(weight_traces(fig)) == 2 * 4
+
+
+@pytest.mark.parametrize("view,count", [("grid", 8), ("head", 1), ("mean", 2)])
+def test_attention_figure_views(greedy, view, count):
+    fig = views.attention_figure(greedy, "cross_attention", view, 3, layer=1, head=2)
+    traces = weight_traces(fig)
+    assert len(traces) == count
+    assert all(np.asarray(t.z).shape == (3, greedy.n) for t in traces)
+    if view == "head":
+        assert np.allclose(np.asarray(traces[0].z), greedy.cross_attention[1, 2, :3])
+    if view == "mean":
+        assert np.allclose(np.asarray(traces[0].z), greedy.cross_attention[0, :, :3].mean(0))
+
+
+def test_stretched_colour_scale(greedy):
+    fig = views.attention_figure(greedy, "cross_attention", "head", 2, scale="stretch")
+    top = float(greedy.cross_attention[0, 0, :2].max())
+    assert weight_traces(fig)[0].zmax == pytest.approx(top)
+
+
+def test_large_grid_is_drawn_as_images_in_the_same_colours(monkeypatch):
+    """Above IMAGE_CELLS a grid sends one indexed PNG per panel (a 512-token source on 6 x 8 heads would be
+    ~130 MB of heatmap JSON); each pixel is one cell, weights quantised to 255 levels, masked cells apart."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    monkeypatch.setattr(figures, "IMAGE_CELLS", 100)
+    rng = np.random.default_rng(0)
+    w = rng.dirichlet(np.ones(6), size=(2, 3, 6))  # (L=2, h=3, q=6, k=6)
+    mask = np.tril(np.ones((6, 6), bool))
+    w = np.where(mask, w, 0.0)
+    fig = figures.grid(w, figures.labels("abcdef"), figures.labels("abcdef"), mask=mask, highlight_row=2)
+    images = [t for t in fig.data if t.type == "image"]
+    assert len(images) == 6 and not weight_traces(fig)[1:]  # only the colour-bar holder is a heatmap
+    png = Image.open(io.BytesIO(base64.b64decode(images[4].source.split(",", 1)[1])))
+    idx = np.asarray(png)
+    assert idx.shape == (6, 6)
+    assert np.array_equal(idx[mask], np.rint(w[1, 1][mask] * 254).astype(np.uint8))
+    assert (idx[~mask] == 255).all()
+    assert fig.layout.yaxis.range == (5.5, -0.5)  # queries top to bottom, as in the heatmaps
+    assert len(fig.layout.shapes) == 6  # the step's row is still outlined in every panel

@@ -1,0 +1,58 @@
+"""Hostile input in a real browser (Playwright + Debian's Chromium, loopback only): typed HTML, script and
+markdown come back as visible text, never as elements, and no script runs; escaped messages read normally."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.browser import CHROMIUM, LAUNCH_ARGS, free_port, serve
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM}"),
+]
+
+HOSTILE = "<script>window.pwned=1</script> <b>bold</b> <img src=x onerror=window.pwned=2> **md** $x$ :red[cat]"
+
+
+@pytest.fixture
+def server(tiny_ckpt):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
+    env.update(LENS_MODEL_DIRS=str(tiny_ckpt), LENS_DEFAULT_MODEL=tiny_ckpt.name)
+    proc = serve(env, port := free_port())
+    yield f"http://127.0.0.1:{port}"
+    proc.terminate()
+    proc.wait(timeout=15)
+
+
+def test_typed_markup_is_shown_as_text(server):
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1200})
+            page.goto(server)
+            box = page.locator(".st-key-source input")
+            box.wait_for(timeout=60_000)
+            box.fill(HOSTILE)
+            box.press("Enter")
+            caption = page.get_by_text("Normalised to the corpus conventions", exact=False)
+            expect(caption).to_be_visible(timeout=60_000)
+            shown = caption.inner_text()
+            for literal in ("<script>", "<b>bold</b>", "<img", "**md**", "$x$", ": red[cat]"):
+                assert literal in shown, (literal, shown)
+            main = page.locator("section.stMain, [data-testid='stMain']").first
+            assert main.locator("b, strong, img, script, em").filter(has_text="bold").count() == 0
+            assert main.locator("img[src='x'], script:has-text('pwned')").count() == 0
+            assert "&#" not in main.inner_text()  # character references are decoded, not shown raw
+            page.wait_for_timeout(500)
+            assert page.evaluate("window.pwned") is None
+            box.fill("   ")
+            box.press("Enter")
+            expect(page.get_by_text("The source text is empty: type a sentence.")).to_be_visible(timeout=30_000)
+        finally:
+            browser.close()
