@@ -13,7 +13,7 @@ from typing import Any
 import streamlit as st
 
 from app import registry
-from app.services import CheckpointError, Engine, Trace, get_engine
+from app.services import CheckpointError, DecodeOptions, Engine, Trace, get_engine, get_trace, options_key
 
 ROOT = registry.ROOT
 
@@ -152,6 +152,18 @@ def target_input(container=None) -> str:
     return box.text_input("Reference target (teacher forcing)", key=K_TARGET, on_change=_mark_custom,
                           persist_state="session", max_chars=2000,
                           help="The translation the decoder is fed, one token per row, as in training.")
+
+
+def shown_trace(model_key: str, source: str, target: str | None, options: DecodeOptions,
+                errors: tuple[type[Exception], ...]) -> Trace | None:
+    """The (cached) run with its warnings shown, or None after showing why it could not be made."""
+    try:
+        trace = get_trace(model_key, source, target, options_key(options))
+    except errors as exc:
+        st.error(str(exc))
+        return None
+    show_warnings(trace)
+    return trace
 
 
 def show_warnings(trace: Trace) -> None:

@@ -1,8 +1,8 @@
 """Alignment: which source word each target word's cross-attention points at, drawn as links and scored
 against gold links; and a table ranking every head by its alignment error rate on the test split.
 
-Compute lives in model/alignment.py (merging pieces into words, readings, extraction, AER), figures in
-alignment_figures.py; this file only lays them out.
+Compute lives in model/analysis/alignment (merging pieces into words, readings, extraction, AER), figures in
+app/render/alignment.py; this file only lays them out.
 """
 
 from __future__ import annotations
@@ -107,14 +107,11 @@ def sentence_view(model_key: str, engine, source: str, target: str, gold_text: s
     if not target.strip():
         st.info("Type a reference target: alignment reads the cross-attention of teacher forcing on it.")
         return
-    options = DecodeOptions(mode="teacher_forced", causal=engine.card.get("trained_causal", True),
-                            shift=engine.card.get("trained_shift", True))
-    try:
-        trace = services.get_trace(model_key, source, target, services.options_key(options))
-    except ERRORS as exc:
-        st.error(str(exc))
+    causal, shift = engine.trained_setting
+    trace = state.shown_trace(model_key, source, target, DecodeOptions(mode="teacher_forced", causal=causal,
+                                                                       shift=shift), ERRORS)
+    if trace is None:
         return
-    state.show_warnings(trace)
     try:
         wa = al.trace_word_attention(trace, engine.normalise_target(target).split(), al.engine_specials(engine))
     except ERRORS as exc:

@@ -1,8 +1,8 @@
 """Leakage lab: break the causal mask or the right shift in teacher forcing and watch the model cheat.
 
 Three views share the current model, sentence and switches: the switched run with its leakage meter, the
-causality probe (model/probe.py), and the shipped broken models side by side. Compute lives in
-model/leakage.py and model/probe.py, figures in leakage_figures.py; this file only lays them out.
+causality probe (model/analysis/probe.py), and the shipped broken models side by side. Compute lives in
+model/analysis (through app/services.py), figures in app/render/leakage.py; this file only lays them out.
 """
 
 from __future__ import annotations
@@ -81,13 +81,10 @@ def switches_view(model_key: str, engine, source: str, target: str, causal: bool
     if not target.strip():
         st.info("Teacher forcing needs a reference target: type one above (or pick an example).")
         return
-    options = DecodeOptions(mode="teacher_forced", causal=causal, shift=shift)
-    try:
-        trace = services.get_trace(model_key, source, target, services.options_key(options))
-    except ERRORS as exc:
-        st.error(str(exc))
+    trace = state.shown_trace(model_key, source, target, DecodeOptions(mode="teacher_forced", causal=causal,
+                                                                       shift=shift), ERRORS)
+    if trace is None:
         return
-    state.show_warnings(trace)
     meter = services.measure(trace)
     cols = st.columns(4)
     cols[0].metric("Max future mass", f"{meter.max_future:.1%}",

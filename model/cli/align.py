@@ -82,7 +82,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Teacher-force each reference, merge the cross-attention of subword pieces into "
                                    "words, extract links and (when the file has gold links) score them. Methods: "
                                    "EXTRACT-READING-SELECTOR, e.g. argmax-shift-L2H1, threshold0.3-plain-layer2, "
-                                   "argmax-mean, or 'best' (see model/alignment.py).")
+                                   "argmax-mean, or 'best' (see model/analysis/alignment).")
     p.add_argument("--model", required=True, help="checkpoint folder (ours) or Hugging Face model folder / hub id")
     p.add_argument("--allow-hub", action="store_true", help="allow downloading a hub id (needs the network)")
     p.add_argument("--data", required=True, help="source<TAB>target[<TAB>gold Pharaoh links]")

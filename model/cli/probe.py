@@ -1,4 +1,4 @@
-"""`python -m model probe`: the causality probe (model/probe.py) on one sentence."""
+"""`python -m model probe`: the causality probe (model/analysis/probe.py) on one sentence."""
 
 from __future__ import annotations
 

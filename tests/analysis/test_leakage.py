@@ -1,4 +1,4 @@
-"""Leakage meters (model/leakage.py) on hand-built traces whose answers are known."""
+"""Leakage meters (model/analysis/leakage.py) on hand-built traces whose answers are known."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The causality probe (model/probe.py) and `python -m model probe`, on the tiny random checkpoint; with the
+"""The causality probe (model/analysis/probe.py) and `python -m model probe`, on the tiny random checkpoint; with the
 shipped checkpoints present, the issue's figures on the real models."""
 
 from __future__ import annotations

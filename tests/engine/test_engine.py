@@ -263,7 +263,7 @@ def test_cli_trace_writes_the_design_schema(tiny_ckpt, tmp_path):
 
 
 def test_kv_cache_grown_in_place_never_overwrites_a_branch():
-    """The cache's keys grow in a buffer with spare room (model/transformer.py KVStore); extending an older
+    """The cache's keys grow in a buffer with spare room (model/builtin/transformer.py KVStore); extending an older
     cache again (a branch) must copy, leaving the newer cache's rows as they were."""
     from model.builtin.transformer import LayerCache
 
