@@ -8,6 +8,7 @@ menu from a folder of that name, which showed up on direct links before `st.navi
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import streamlit as st
@@ -27,3 +28,6 @@ pages = [st.Page(str(APP / "explore.py"), title="Explore", icon=":material/searc
 pages += [st.Page(str(p), title=page_title(p), url_path=p.stem.lstrip("0123456789_") or p.stem)
           for p in sorted((APP / "more_pages").glob("*.py")) if not p.name.startswith("_")]
 st.navigation(pages).run()
+if not gc.get_freeze_count():  # once per process, after the first page run has imported torch, pandas, plotly:
+    gc.collect()  # their ~250k objects leave the collector's reach, so the full collection Streamlit runs
+    gc.freeze()   # after every script run (runner.postScriptGC) scans only what the sessions made since
