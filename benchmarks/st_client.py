@@ -89,7 +89,8 @@ class Session:
         self.url = url.rstrip("/")
         self.timeout = timeout
         self.cookies: dict[str, str] = {}
-        self.headers: dict[str, str] = {}  # of the page GET: a proxy's replica header shows here
+        self.headers: dict[str, str] = {}  # of the page GET
+        self.replica: str | None = None  # the X-Lens-Replica header nginx adds (deploy/): who holds the stream
         self.page: Page = {}
         self.widgets: dict[str, WidgetState] = {}  # values this client has set (typed text, ...)
         self.session_id = ""
@@ -115,11 +116,25 @@ class Session:
     async def open(self) -> Run:
         """Load the page like a browser: GET it, open the stream, run the script once."""
         await asyncio.to_thread(self._get_page)
-        ws_url = "ws" + self.url[len("http"):] + STREAM
-        self._ws = await websockets.connect(ws_url, subprotocols=["streamlit"], max_size=None,
-                                            additional_headers=self._cookie_header(), open_timeout=self.timeout)
-        self._reader = asyncio.create_task(self._read())
+        await self._connect()
         return await self.rerun()
+
+    async def reconnect(self) -> Run:
+        """Drop the websocket and open a new one naming this session, as a browser does after a network blip:
+        the server that holds the session resumes it; any other starts a new one."""
+        await self.close()
+        await self._connect(self.session_id)
+        return await self.rerun()
+
+    async def _connect(self, session_id: str = "") -> None:
+        # The subprotocol list carries tokens: ("streamlit", XSRF token, session to resume).
+        protocols = ["streamlit", "PLACEHOLDER_AUTH_TOKEN", session_id] if session_id else ["streamlit"]
+        self.closed_reason = None
+        self._ws = await websockets.connect("ws" + self.url[len("http"):] + STREAM, subprotocols=protocols,
+                                            max_size=None, additional_headers=self._cookie_header(),
+                                            open_timeout=self.timeout)
+        self.replica = self._ws.response.headers.get("x-lens-replica")
+        self._reader = asyncio.create_task(self._read())
 
     async def close(self) -> None:
         if self._ws is not None:
@@ -127,6 +142,9 @@ class Session:
         if self._reader is not None:
             self._reader.cancel()
             await asyncio.gather(self._reader, return_exceptions=True)
+        self._ws = self._reader = None
+        while not self._runs.empty():
+            self._runs.get_nowait()
 
     # ---- runs ------------------------------------------------------------------------------------------------
     async def rerun(self, trigger: Shown | None = None, **values) -> Run:
