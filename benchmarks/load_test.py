@@ -34,6 +34,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -157,12 +158,13 @@ async def click_next(s: Session) -> tuple[float | None, str | None]:
 
 async def one_session(url: str, text: str | None, steps: int, interval: float, offset: float,
                       ready: asyncio.Event, start: asyncio.Event) -> dict:
-    out = {"latencies": [], "errors": [], "load_s": None}
+    out = {"latencies": [], "errors": [], "load_s": None, "replica": None}
     s = None
     try:
         t0 = time.perf_counter()
         s = await open_explore(url, text)
         out["load_s"] = time.perf_counter() - t0
+        out["replica"] = s.replica
         ready.set()
         await start.wait()
         await asyncio.sleep(offset)
@@ -242,6 +244,7 @@ def run(sessions: int = 10, steps: int = 20, interval: float = 2.0, text: str | 
         "first_load_max_s": round(max(loads), 2) if loads else None,
         "rss_start_mb": round(rss_start, 1) if pids else None,
         "rss_loaded_mb": round(out["rss_loaded_mb"], 1) if pids else None,
+        "sessions_per_replica": dict(Counter(r["replica"] for r in out["results"] if r["replica"])),
         "load_average": os.getloadavg(), "server_args": list(server_args), "error_samples": errors[:5],
     }
     return {"summary": summary, "details": details}
