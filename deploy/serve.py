@@ -4,12 +4,14 @@ Starts K `streamlit run app/streamlit_app.py` processes on 127.0.0.1 (free ports
 renders deploy/nginx.conf.template into a temporary folder and runs Debian's nginx on `--address:--port` in
 front of them (sticky sessions by cookie: see the template). Ctrl-C or SIGTERM stops nginx and every replica.
 Options after `--` go to every `streamlit run`. A replica that dies is reported; nginx sends its visitors to
-the others. It prints one line per replica (`replica N 127.0.0.1:PORT pid PID`), then `serving on URL`.
+the others. If serve.py itself is killed, Linux stops nginx and the replicas too. It prints one line per
+replica (`replica N 127.0.0.1:PORT pid PID`), then `serving on URL`.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
 import shutil
 import signal
@@ -32,6 +34,12 @@ def find_nginx() -> str | None:
         if path:
             return path
     return None
+
+
+def die_with_parent() -> None:
+    """In a child, before exec: Linux sends it SIGTERM when serve.py dies, even by SIGKILL (prctl PDEATHSIG)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
 
 
 def free_port() -> int:
@@ -109,14 +117,15 @@ def serve(replicas: int, address: str, port: int, extra: list[str]) -> int:
     signal.signal(signal.SIGINT, on_signal)
     try:
         ports = [free_port() for _ in range(replicas)]
-        procs = [subprocess.Popen(replica_cmd(p, extra), cwd=ROOT, stdin=subprocess.DEVNULL) for p in ports]
+        procs = [subprocess.Popen(replica_cmd(p, extra), cwd=ROOT, stdin=subprocess.DEVNULL,
+                                  preexec_fn=die_with_parent) for p in ports]
         wait_all([f"http://127.0.0.1:{p}" for p in ports], procs)
         for i, (p, proc) in enumerate(zip(ports, procs), 1):
             print(f"replica {i} 127.0.0.1:{p} pid {proc.pid}", flush=True)
         conf = Path(temp) / "nginx.conf"
         conf.write_text(render(f"{address}:{port}", [f"127.0.0.1:{p}" for p in ports], temp), encoding="utf-8")
         front = subprocess.Popen([nginx, "-p", temp, "-c", str(conf), "-e", "stderr", "-g", "daemon off;"],
-                                 stdin=subprocess.DEVNULL)
+                                 stdin=subprocess.DEVNULL, preexec_fn=die_with_parent)
         procs.append(front)
         shown = "127.0.0.1" if address in ("0.0.0.0", "") else address
         deadline = time.monotonic() + 30
