@@ -2,6 +2,7 @@
 # One entry point that does all set-up on a fresh machine, then does what you ask:
 #   ./run.sh app    start the app on the shipped en-fr model (http://localhost:8501)
 #   ./run.sh test   run the whole test suite (installs Chromium for the browser test if it can)
+#   ./run.sh serve --replicas K   K app replicas behind nginx with sticky sessions (installs nginx if it can)
 set -euo pipefail
 cd "$(dirname "$0")"
 VENV=.venv
@@ -24,6 +25,13 @@ chromium() {
     fi
 }
 
+need_nginx() {
+    if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+        (apt-get install -y -qq nginx >/dev/null 2>&1 || (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq nginx >/dev/null 2>&1)) \
+            || echo "note: could not install nginx" >&2
+    fi
+}
+
 case "${1:-}" in
     app)
         setup
@@ -37,8 +45,14 @@ case "${1:-}" in
         "$VENV/bin/ruff" check .
         exec "$VENV/bin/python" -m pytest "$@"
         ;;
+    serve)
+        setup
+        need_nginx
+        shift
+        exec "$VENV/bin/python" deploy/serve.py "$@"
+        ;;
     *)
-        echo "usage: ./run.sh app | test" >&2
+        echo "usage: ./run.sh app | test | serve [--replicas K] [--port P] [-- streamlit options]" >&2
         exit 2
         ;;
 esac

@@ -7,6 +7,7 @@ folder of that name, which showed up on direct links before `st.navigation` ran.
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import streamlit as st
@@ -20,3 +21,6 @@ st.set_page_config(page_title="Attention Lens", page_icon=":material/search:", l
 st.navigation([st.Page(str(SCREENS / f"{module}.py"), title=title, icon=icon, default=not url,
                        **({"url_path": url} if url else {}))
                for module, title, url, icon in PAGES]).run()
+if not gc.get_freeze_count():  # once per process, after the first page run has imported torch, pandas, plotly:
+    gc.collect()  # their ~250k objects leave the collector's reach, so the full collection Streamlit runs
+    gc.freeze()   # after every script run (runner.postScriptGC) scans only what the sessions made since

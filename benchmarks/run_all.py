@@ -236,11 +236,16 @@ def main(argv: list[str] | None = None) -> int:
     notes = [] if args.quick else NOTES
     text = "\n".join([*head, *engine_lines, *app_lines, *payload_lines, *notes,
                       f"Total time of this run: {time.perf_counter() - started:.0f} s.", ""])
+    old = args.out.read_text(encoding="utf-8") if args.out.is_file() else ""
+    if KEEP in old:  # sections measured by other scripts (the load test) stay
+        text += "\n" + old[old.index(KEEP):]
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text, encoding="utf-8")
     print(f"wrote {args.out}")
     return 0
 
+
+KEEP = "<!-- run_all.py keeps everything below: sections measured by other scripts -->"
 
 NOTES = """## What the profiles found, and what changed
 

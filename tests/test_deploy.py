@@ -1,0 +1,180 @@
+"""Scale-out: two replicas behind nginx on 127.0.0.1, started by deploy/serve.py (what `./run.sh serve` runs), and
+driven by the protocol-level client of benchmarks/load_test.py. Visitors spread over both replicas; each keeps its
+session (its step) across clicks, page loads and websocket reconnects; killing one replica leaves the other's
+sessions working and sends new visitors to it; SIGTERM stops nginx and every replica. The tests run in order on
+one cluster (the last two of them take a replica, then everything, down)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+for p in (ROOT / "benchmarks", ROOT / "deploy"):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+
+import load_test  # noqa: E402
+import serve  # noqa: E402
+
+NO_NGINX = ("nginx is not installed and could not be: .ci/run and ./run.sh serve install Debian's nginx when run "
+            "as root (apt-get install -y nginx)")
+
+
+def needs_nginx(test):
+    for mark in (pytest.mark.slow, pytest.mark.nginx, pytest.mark.skipif(serve.find_nginx() is None, reason=NO_NGINX)):
+        test = mark(test)
+    return test
+
+REPLICA_LINE = re.compile(r"replica (\d+) (127\.0\.0\.1:\d+) pid (\d+)")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    port = load_test.free_port()
+    proc = subprocess.Popen([sys.executable, str(ROOT / "deploy" / "serve.py"), "--replicas", "2", "--address",
+                             "127.0.0.1", "--port", str(port)], cwd=ROOT, env=load_test.server_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    replicas: dict[str, int] = {}
+    deadline = time.monotonic() + 240
+    for line in proc.stdout:
+        if m := REPLICA_LINE.match(line):
+            replicas[m[2]] = int(m[3])
+        if line.startswith("serving on") or time.monotonic() > deadline:
+            break
+    if len(replicas) != 2 or proc.poll() is not None:
+        proc.kill()
+        pytest.fail(f"serve.py did not come up: {replicas}")
+    threading.Thread(target=proc.stdout.read, daemon=True).start()  # the replicas' banners must not fill the pipe
+    yield {"url": f"http://127.0.0.1:{port}", "replicas": replicas, "proc": proc}
+    if proc.poll() is None:  # a test failed before the SIGTERM test: stop it the same way
+        proc.terminate()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def with_pid_gone(pid: int, seconds: float = 20) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+async def sessions_on_both(url: str, wanted: int = 2, tries: int = 16) -> dict[str, load_test.Session]:
+    """New visitors until both replicas hold one (each visitor's replica is decided by its fresh random cookie)."""
+    found: dict[str, load_test.Session] = {}
+    for _ in range(tries):
+        s = await load_test.open_explore(url, load_test.TEXT)
+        if s.replica in found or s.replica is None:
+            await s.close()
+        else:
+            found[s.replica] = s
+        if len(found) == wanted:
+            break
+    return found
+
+
+def page_replica(url: str, cookies: dict[str, str]) -> str:
+    req = urllib.request.Request(url + "/", headers={"Cookie": "; ".join(f"{k}={v}" for k, v in cookies.items())})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return r.headers["X-Lens-Replica"]
+
+
+def answered(header: str | None) -> str | None:
+    """The replica that answered: nginx lists every one it tried ("dead:port, live:port")."""
+    return header.split(", ")[-1] if header else None
+
+
+async def step_and_check(s, expect_step: int) -> None:
+    latency, why = await load_test.click_next(s)
+    assert why is None, why
+    assert load_test.explore_view(s.page).step == expect_step
+
+
+@needs_nginx
+def test_visitors_spread_over_replicas_and_keep_their_sessions(cluster):
+    async def scenario():
+        found = await sessions_on_both(cluster["url"])
+        try:
+            assert set(found) == set(cluster["replicas"]), f"visitors reached {set(found)} only"
+            for replica, s in found.items():
+                assert "lens_sticky" in s.cookies
+                assert s.headers["x-lens-replica"] == replica  # the page and its stream reached the same replica
+                for step in range(2, 8):
+                    await step_and_check(s, step)
+                    assert page_replica(cluster["url"], s.cookies) == replica
+                    sid = s.session_id
+                    run = await s.reconnect()  # a resumed session redraws at its own step
+                    assert not run.problems and s.session_id == sid and s.replica == replica
+                    assert load_test.explore_view(s.page).step == step
+        finally:
+            for s in found.values():
+                await s.close()
+
+    asyncio.run(scenario())
+
+
+@needs_nginx
+def test_one_replica_down_leaves_the_other_working(cluster):
+    async def scenario():
+        found = await sessions_on_both(cluster["url"])
+        victim, survivor = sorted(found)
+        try:
+            for s in found.values():
+                await step_and_check(s, 2)
+            os.kill(cluster["replicas"][victim], signal.SIGKILL)
+            assert with_pid_gone(cluster["replicas"][victim])
+            kept = found[survivor]
+            for step in range(3, 7):  # the survivor's session goes on where it was
+                await step_and_check(kept, step)
+            lost = found[victim]  # its session died with its replica: the reconnect lands on the survivor, anew
+            run = await lost.reconnect()
+            assert not run.problems and answered(lost.replica) == survivor
+            assert load_test.explore_view(lost.page).step == 1
+            await step_and_check(lost, 2)
+            fresh = await load_test.open_explore(cluster["url"], load_test.TEXT)  # a new visitor too
+            assert answered(fresh.replica) == survivor
+            await step_and_check(fresh, 2)
+            await fresh.close()
+        finally:
+            for s in found.values():
+                await s.close()
+
+    asyncio.run(scenario())
+    assert cluster["proc"].poll() is None  # serve.py goes on with one replica
+
+
+@needs_nginx
+def test_sigterm_stops_nginx_and_every_replica(cluster):
+    proc = cluster["proc"]
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 0
+    assert all(with_pid_gone(pid) for pid in cluster["replicas"].values())
+    with pytest.raises(OSError):
+        urllib.request.urlopen(cluster["url"] + "/_stcore/health", timeout=5)
+
+
+def test_compose_fills_the_same_placeholders_as_serve():
+    """deploy/compose.yaml renders the template with sed; a placeholder it misses would reach nginx verbatim."""
+    template = (ROOT / "deploy" / "nginx.conf.template").read_text(encoding="utf-8")
+    placeholders = set(re.findall(r"@@[A-Z]+@@", template))
+    assert placeholders == {"@@LISTEN@@", "@@SERVERS@@", "@@TEMP@@"}
+    assert "@@" not in serve.render("127.0.0.1:1", ["127.0.0.1:2"], "/tmp/x")
+    compose = (ROOT / "deploy" / "compose.yaml").read_text(encoding="utf-8")
+    assert all(f"s|{p}|" in compose for p in placeholders)
