@@ -25,6 +25,7 @@ from model.engine.beam import beam_search
 from model.engine.decode import decode_batch
 from model.engine.errors import ModelInputError
 from model.engine.runs import DecodeOptions, RawRun, Stepper
+from model.engine.text import unknown_words_warning
 from model.engine.to_trace import to_trace
 from model.engine.trace import Trace
 
@@ -89,6 +90,17 @@ class Engine(ABC):
     @abstractmethod
     def unknown_pieces(self) -> frozenset[str]:
         """The pieces of the unknown token, on both sides: they stand for (part of) a word, so never special."""
+
+    def unknown_words(self, normalised: str) -> list[str]:
+        """The words of a normalised source this model does not know, each once and in order, found before
+        decoding (a family's own rule; see the subclasses). Default: the family cannot tell, so none."""
+        return []
+
+    def lexicon(self) -> dict[str, list[tuple[str, ...]]]:
+        """The source words this model knows by part of speech ("nouns", "verbs", ...), each entry the forms
+        of one word (a verb's present, past, infinitive); {} for a model without a word list (a Hugging Face
+        model, or one trained on your own data)."""
+        return {}
 
     def special_pieces(self) -> frozenset[str]:
         """The pieces of the special ids, in both vocabularies."""
@@ -175,13 +187,15 @@ class Engine(ABC):
 
     # ---- inputs -------------------------------------------------------------------------------------------
     def prepare_source(self, text: str) -> tuple[str, list[int], list[str], list[str]]:
-        """Normalise and tokenise; returns (normalised text, ids, pieces, warnings). Long input is truncated
-        to the model's positions with a warning; empty input raises ModelInputError."""
+        """Normalise and tokenise; returns (normalised text, ids, pieces, warnings). Words the model does not
+        know are named in a warning; long input is truncated to the model's positions with a warning; empty
+        input raises ModelInputError."""
         normalised = self.normalise(text)
         if not normalised.strip():
             raise ModelInputError("The source text is empty: type a sentence.")
         ids, pieces = self.encode_source(normalised)
-        warnings = []
+        unknown = self.unknown_words(normalised)
+        warnings = [unknown_words_warning(unknown)] if unknown else []
         if len(ids) > self.max_source_tokens:
             warnings.append(f"The source has {len(ids)} tokens; this model reads at most {self.max_source_tokens}, "
                             f"so it was truncated to the first {self.max_source_tokens}.")

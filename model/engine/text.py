@@ -16,3 +16,12 @@ def clean(text: str, limit: int | None = None) -> str:
     text = "".join(ch if unicodedata.category(ch)[0] != "C" else " " for ch in text)
     text = " ".join(text.split())
     return text if limit is None else text[:limit].rstrip()
+
+
+UNKNOWN_WORDS = "Words this model does not know:"  # how the unknown-words warning starts (pages match on it)
+
+
+def unknown_words_warning(words: list[str]) -> str:
+    """The warning naming the source words outside a model's vocabulary."""
+    return (f"{UNKNOWN_WORDS} {', '.join(repr(w) for w in words)}. It never saw them in training, so it will "
+            f"translate them as confident nonsense; use the words it knows instead.")

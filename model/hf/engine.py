@@ -160,6 +160,18 @@ class HFEngine(Engine):
         unk = self.tokenizer.unk_token
         return frozenset() if unk is None else frozenset({str(unk)})
 
+    def unknown_words(self, normalised: str) -> list[str]:
+        """Words whose tokens include the tokenizer's unknown id; a tokenizer without one (byte-level BPE)
+        can spell every word, so it names none."""
+        unk = self.tokenizer.unk_token_id
+        if unk is None:
+            return []
+        out: list[str] = []
+        for word in normalised.split():
+            if word not in out and unk in self.tokenizer(word, add_special_tokens=False)["input_ids"]:
+                out.append(word)
+        return out
+
     # ---- forward passes -------------------------------------------------------------------------------------
     def teacher_forced_batch(self, srcs: list[list[int]], labels: list[list[int]], options: DecodeOptions,
                              need_weights: bool = True) -> list[RawRun]:
