@@ -8,6 +8,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from model.engine.heads import head_output_norms
+
 
 def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
               mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -56,12 +58,25 @@ class MultiHeadAttention(nn.Module):
         return self._split(self.w_k(x)), self._split(self.w_v(x))
 
     def forward(self, x: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
-                need_weights: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """x: (B, Tq, d_model) queries; k, v: (B, h, Tk, d_k) -> ((B, Tq, d_model), weights or None)."""
+                need_weights: bool = True,
+                keep: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """x: (B, Tq, d_model) queries; k, v: (B, h, Tk, d_k) -> ((B, Tq, d_model), weights or None).
+
+        keep: (h,) 1.0 / 0.0 per head, or None: a head mask on the head outputs before W_O (ablation; the
+        weights are still computed and returned as they were)."""
         q = self._split(self.w_q(x))
         if need_weights:
             out, weights = attention(q, k, v, mask)
         else:
             out, weights = attention_no_weights(q, k, v, mask), None
+        if keep is not None:
+            out = out * keep[:, None, None]
         b, _, t, _ = out.shape
         return self.w_o(out.transpose(1, 2).reshape(b, t, self.h * self.d_k)), weights
+
+    def value_output_norms(self, x: torch.Tensor) -> torch.Tensor:
+        """x: (B, Tk, d_model) the keys' inputs -> (B, h, Tk): ||v_j W_O^h||, the norm of what key j sends
+        through head h (Kobayashi et al. 2020; W_O's bias belongs to no key and is left out)."""
+        v = self._split(self.w_v(x))  # (B, h, Tk, d_k)
+        return head_output_norms(v, self.w_o.weight, self.h)
+

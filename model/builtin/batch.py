@@ -29,16 +29,20 @@ def decoder_inputs(labels: list[int], cfg: ModelConfig, shift: bool) -> list[int
 
 @torch.no_grad()
 def teacher_forced_batch(model: Transformer, srcs: list[list[int]], labels: list[list[int]], causal: bool,
-                         shift: bool, need_weights: bool = True) -> list[RawRun]:
-    """One parallel pass per batch. Each returned run is cut to its own sentence's n and m."""
+                         shift: bool, need_weights: bool = True,
+                         keep: dict[str, torch.Tensor | None] | None = None) -> list[RawRun]:
+    """One parallel pass per batch. Each returned run is cut to its own sentence's n and m.
+    keep: the head masks of model.engine.heads.keep_masks (ablation), or None."""
+    keep = keep or dict.fromkeys(("enc", "dec", "cross"))
     cfg = model.cfg
     src, src_keep = pad_batch(srcs, cfg.pad_id)
     dec_in, tgt_keep = pad_batch([decoder_inputs(lab, cfg, shift) for lab in labels], cfg.pad_id)
     # Pads inside the decoder input are only at the end; keep = position < length.
     lengths = torch.tensor([len(lab) for lab in labels])
     tgt_keep = torch.arange(dec_in.shape[1])[None, :] < lengths[:, None]
-    enc = model.encode(src, src_keep, need_weights)
-    out = model.decode(dec_in, enc, decoder_self_mask(tgt_keep, causal), need_weights=need_weights)
+    enc = model.encode(src, src_keep, need_weights, keep["enc"])
+    out = model.decode(dec_in, enc, decoder_self_mask(tgt_keep, causal), need_weights=need_weights,
+                       keep=(keep["dec"], keep["cross"]))
     runs = []
     for b, (s, lab) in enumerate(zip(srcs, labels)):
         n, m = len(s), len(lab)

@@ -9,20 +9,23 @@ import torch
 from model.builtin.batch import pad_batch, teacher_forced_batch
 from model.builtin.checkpoint import Checkpoint, load_checkpoint
 from model.builtin.config import UNK_ID
+from model.builtin.contributions import contribution_parts
 from model.builtin.normalise import normalise
 from model.builtin.transformer import Transformer
 from model.builtin.vocabulary import lexicon, unknown_words
 from model.engine.contract import Engine
-from model.engine.runs import DecodeOptions, RawRun, Stepper
+from model.engine.runs import ContributionParts, DecodeOptions, RawRun, Stepper
 
 
 class BuiltinStepper(Stepper):
     """Our Transformer's key-value cache over one encoded batch."""
 
-    def __init__(self, model: Transformer, srcs: list[list[int]], need_weights: bool) -> None:
+    def __init__(self, model: Transformer, srcs: list[list[int]], need_weights: bool,
+                 keep: dict[str, torch.Tensor | None]) -> None:
         self.model, self.need_weights = model, need_weights
+        self.keep = (keep["dec"], keep["cross"])
         src, src_keep = pad_batch(srcs, model.cfg.pad_id)
-        self.enc = model.encode(src, src_keep, need_weights)
+        self.enc = model.encode(src, src_keep, need_weights, keep["enc"])
         self.enc_attentions = list(self.enc.attentions)
         self.caches = model.init_caches(self.enc)
 
@@ -32,7 +35,8 @@ class BuiltinStepper(Stepper):
         if width != enc.memory.shape[0]:  # beam search: one source, several hypotheses
             enc = type(enc)(enc.memory.expand(width, -1, -1), enc.src_keep.expand(width, -1), [])
         # The newest query sees every position so far: no mask.
-        out = self.model.decode(last, enc, None, self.caches, start=t, need_weights=self.need_weights)
+        out = self.model.decode(last, enc, None, self.caches, start=t, need_weights=self.need_weights,
+                                keep=self.keep)
         self.caches = out.caches
         return out.logits[:, -1], out.self_attentions, out.cross_attentions
 
@@ -114,7 +118,12 @@ class BuiltinEngine(Engine):
     # ---- forward passes -----------------------------------------------------------------------------------
     def teacher_forced_batch(self, srcs: list[list[int]], labels: list[list[int]], options: DecodeOptions,
                              need_weights: bool = True) -> list[RawRun]:
-        return teacher_forced_batch(self.model, srcs, labels, options.causal, options.shift, need_weights)
+        return teacher_forced_batch(self.model, srcs, labels, options.causal, options.shift, need_weights,
+                                    self.head_masks(options))
 
     def start_decoding(self, srcs: list[list[int]], options: DecodeOptions, need_weights: bool) -> Stepper:
-        return BuiltinStepper(self.model, srcs, need_weights)
+        return BuiltinStepper(self.model, srcs, need_weights, self.head_masks(options))
+
+    def contribution_parts(self, run: RawRun, options: DecodeOptions) -> ContributionParts:
+        causal = options.causal or options.mode != "teacher_forced"
+        return contribution_parts(self.model, run, causal, self.head_masks(options))

@@ -67,10 +67,12 @@ class EncoderLayer(nn.Module):
         self.norm2 = nn.LayerNorm(cfg.d_model)
         self.drop = nn.Dropout(cfg.dropout)
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor, need_weights: bool = True):
-        """x: (B, n, d_model); mask: (B, 1, 1, n) -> (x, weights (B, h, n, n) or None)."""
+    def forward(self, x: torch.Tensor, mask: torch.Tensor, need_weights: bool = True,
+                keep: torch.Tensor | None = None):
+        """x: (B, n, d_model); mask: (B, 1, 1, n); keep: (h,) head mask or None -> (x, weights (B, h, n, n)
+        or None)."""
         k, v = self.self_attn.project_kv(x)
-        a, w = self.self_attn(x, k, v, mask, need_weights)
+        a, w = self.self_attn(x, k, v, mask, need_weights, keep)
         x = self.norm1(x + skip_in_eval(self.drop, a))
         x = self.norm2(x + skip_in_eval(self.drop, self.ff(x)))
         return x, w
@@ -142,16 +144,18 @@ class DecoderLayer(nn.Module):
         self.drop = nn.Dropout(cfg.dropout)
 
     def forward(self, y: torch.Tensor, cache: LayerCache, self_mask: torch.Tensor | None,
-                cross_mask: torch.Tensor | None, need_weights: bool = True):
+                cross_mask: torch.Tensor | None, need_weights: bool = True,
+                keep: tuple[torch.Tensor | None, torch.Tensor | None] = (None, None)):
         """y: (B, T, d_model) new decoder positions; cache holds earlier positions' keys/values.
 
         self_mask: (B|1, 1, T, t_prev + T); cross_mask: (B, 1, 1, n); either None when nothing is masked.
+        keep: the (h,) head masks of the self- and cross-attention, or None.
         Returns (y, new cache, self weights (B, h, T, t_prev + T), cross weights (B, h, T, n)).
         """
         cache = cache.extend(*self.self_attn.project_kv(y))
-        a, w_self = self.self_attn(y, cache.self_k, cache.self_v, self_mask, need_weights)
+        a, w_self = self.self_attn(y, cache.self_k, cache.self_v, self_mask, need_weights, keep[0])
         y = self.norm1(y + skip_in_eval(self.drop, a))
-        c, w_cross = self.cross_attn(y, cache.cross_k, cache.cross_v, cross_mask, need_weights)
+        c, w_cross = self.cross_attn(y, cache.cross_k, cache.cross_v, cross_mask, need_weights, keep[1])
         y = self.norm2(y + skip_in_eval(self.drop, c))
         y = self.norm3(y + skip_in_eval(self.drop, self.ff(y)))
         return y, cache, w_self, w_cross
@@ -162,6 +166,7 @@ class Encoded:
     memory: torch.Tensor  # (B, n, d_model), the final encoder output
     src_keep: torch.Tensor  # (B, n) True for real tokens
     attentions: list[torch.Tensor | None]  # per layer (B, h, n, n)
+    inputs: list[torch.Tensor] | None = None  # per layer its input (B, n, d_model): the residual stream
 
 
 @dataclass
@@ -170,6 +175,7 @@ class DecoderOutput:
     caches: list[LayerCache]
     self_attentions: list[torch.Tensor | None]  # per layer (B, h, T, t_prev + T)
     cross_attentions: list[torch.Tensor | None]  # per layer (B, h, T, n)
+    inputs: list[torch.Tensor] | None = None  # per layer its input (B, T, d_model): the residual stream
 
 
 class Transformer(nn.Module):
@@ -194,15 +200,18 @@ class Transformer(nn.Module):
         pe = position_table(max(end, self.cfg.max_positions), self.cfg.d_model)[start:end].to(ids.device)
         return skip_in_eval(self.drop, table(ids) * math.sqrt(self.cfg.d_model) + pe)
 
-    def encode(self, src: torch.Tensor, src_keep: torch.Tensor, need_weights: bool = True) -> Encoded:
-        """src: (B, n) ids; src_keep: (B, n) bool. Unmasked except for padding keys."""
+    def encode(self, src: torch.Tensor, src_keep: torch.Tensor, need_weights: bool = True,
+               keep: torch.Tensor | None = None) -> Encoded:
+        """src: (B, n) ids; src_keep: (B, n) bool. Unmasked except for padding keys.
+        keep: (layers, h) head mask of the self-attention (ablation), or None."""
         x = self._embed(self.src_embed, src)
         mask = padding_mask(src_keep)
-        attns = []
-        for layer in self.encoder:
-            x, w = layer(x, mask, need_weights)
+        attns, inputs = [], []
+        for i, layer in enumerate(self.encoder):
+            inputs.append(x)
+            x, w = layer(x, mask, need_weights, None if keep is None else keep[i])
             attns.append(w)
-        return Encoded(x, src_keep, attns)
+        return Encoded(x, src_keep, attns, inputs)
 
     def init_caches(self, enc: Encoded) -> list[LayerCache]:
         """Project the encoder memory to each decoder layer's cross-attention keys/values, once."""
@@ -213,20 +222,24 @@ class Transformer(nn.Module):
         return caches
 
     def decode(self, tgt_in: torch.Tensor, enc: Encoded, self_mask: torch.Tensor | None,
-               caches: list[LayerCache] | None = None, start: int = 0, need_weights: bool = True) -> DecoderOutput:
+               caches: list[LayerCache] | None = None, start: int = 0, need_weights: bool = True,
+               keep: tuple[torch.Tensor | None, torch.Tensor | None] = (None, None)) -> DecoderOutput:
         """tgt_in: (B, T) ids read by decoder positions start .. start+T-1.
 
         self_mask: (B|1, 1, T, start + T) bool, or None when every key may be attended (a cached step).
-        With caches=None the cross keys/values are projected here.
+        With caches=None the cross keys/values are projected here. keep: (layers, h) head masks of the
+        self- and cross-attention (ablation), each or both None.
         """
         if caches is None:
             caches = self.init_caches(enc)
         y = self._embed(self.tgt_embed, tgt_in, start)
         cross_mask = None if bool(enc.src_keep.all()) else padding_mask(enc.src_keep)
-        new_caches, self_attns, cross_attns = [], [], []
-        for layer, cache in zip(self.decoder, caches):
-            y, cache, w_self, w_cross = layer(y, cache, self_mask, cross_mask, need_weights)
+        new_caches, self_attns, cross_attns, inputs = [], [], [], []
+        for i, (layer, cache) in enumerate(zip(self.decoder, caches)):
+            inputs.append(y)
+            layer_keep = tuple(None if k is None else k[i] for k in keep)
+            y, cache, w_self, w_cross = layer(y, cache, self_mask, cross_mask, need_weights, layer_keep)
             new_caches.append(cache)
             self_attns.append(w_self)
             cross_attns.append(w_cross)
-        return DecoderOutput(self.generator(y), new_caches, self_attns, cross_attns)
+        return DecoderOutput(self.generator(y), new_caches, self_attns, cross_attns, inputs)

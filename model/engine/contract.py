@@ -21,10 +21,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from model.analysis.contributions import contributions
 from model.engine.beam import beam_search
 from model.engine.decode import decode_batch
 from model.engine.errors import ModelInputError
-from model.engine.runs import DecodeOptions, RawRun, Stepper
+from model.engine.heads import expand, keep_masks
+from model.engine.runs import ContributionParts, DecodeOptions, RawRun, Stepper
 from model.engine.text import unknown_words_warning
 from model.engine.to_trace import to_trace
 from model.engine.trace import Trace
@@ -118,6 +120,15 @@ class Engine(ABC):
     @abstractmethod
     def start_decoding(self, srcs: list[list[int]], options: DecodeOptions, need_weights: bool) -> Stepper:
         """Encode a batch of sources and return the Stepper that decodes them."""
+
+    def contribution_parts(self, run: RawRun, options: DecodeOptions) -> ContributionParts:
+        """Replay `run` (its source and the decoder inputs it read, in the setting of `options`, the same heads
+        off) and return what contributions are computed from. A family that cannot says so."""
+        raise ModelInputError(f"{self.name}: this {self.family} model cannot compute contributions")
+
+    def head_masks(self, options: DecodeOptions) -> dict[str, torch.Tensor | None]:
+        """The head masks of options.ablate for this model (None per kind with no head off)."""
+        return keep_masks(options.ablate, self.n_encoder_layers, self.n_decoder_layers, self.n_heads)
 
     # ---- decoding choices a family may refine -------------------------------------------------------------
     def forced_prefix(self, options: DecodeOptions) -> tuple[int, ...]:
@@ -226,6 +237,9 @@ class Engine(ABC):
     def trace(self, text: str, target: str | None = None, options: DecodeOptions | None = None) -> Trace:
         """One decoding run (or, with a target or mode="teacher_forced", one teacher-forced pass)."""
         options = options or DecodeOptions()
+        if options.ablate:  # explicit heads, checked against this model, as the Trace lists them
+            options = replace(options, ablate=expand(options.ablate, self.n_encoder_layers, self.n_decoder_layers,
+                                                     self.n_heads))
         normalised, src_ids, _, warnings = self.prepare_source(text)
         if target is not None or options.mode == "teacher_forced":
             if target is None or not target.strip():
@@ -234,10 +248,14 @@ class Engine(ABC):
             labels, target_warnings = self.prepare_target(target)
             self.check_switches(options.causal, options.shift)
             run = self.teacher_forced_batch([src_ids], [labels], options)[0]
-            return to_trace(self, run, options, normalised, warnings + target_warnings)
+            return self._to_trace(run, options, normalised, warnings + target_warnings)
         if options.mode == "beam":
             runs, beam_steps = self.run_beam(src_ids, options)
-            beams = tuple(to_trace(self, r, options, normalised, warnings) for r in runs)
+            beams = tuple(self._to_trace(r, options, normalised, warnings) for r in runs)
             return replace(beams[0], beams=beams, beam_steps=tuple(tuple(s) for s in beam_steps))
         run = self.run_generate(src_ids, options)
-        return to_trace(self, run, options, normalised, warnings)
+        return self._to_trace(run, options, normalised, warnings)
+
+    def _to_trace(self, run: RawRun, options: DecodeOptions, normalised: str, warnings: list[str]) -> Trace:
+        extra = contributions(run, self.contribution_parts(run, options)) if options.contributions else None
+        return to_trace(self, run, options, normalised, warnings, extra)

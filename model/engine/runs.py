@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from model.engine.heads import check_spec
 from model.engine.trace import MODES
 
 
@@ -25,6 +26,8 @@ class DecodeOptions:
     max_len: int | None = None  # None: the engine's default for the source length
     forced: tuple[int, ...] = ()  # free running: target ids chosen for the first steps, then continue
     report_top_k: int = 5
+    ablate: tuple[str, ...] = ()  # heads switched off, "KIND:LAYER:HEAD" (1-based, * = all; model.engine.heads)
+    contributions: bool = False  # add the contributions object to the Trace (model.analysis.contributions)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -37,6 +40,8 @@ class DecodeOptions:
             raise ValueError("top_k must be >= 0 and report_top_k >= 1")
         if self.max_len is not None and self.max_len < 1:
             raise ValueError("max_len must be at least 1")
+        for spec in self.ablate:
+            check_spec(spec)
 
 
 @dataclass
@@ -52,6 +57,14 @@ class RawRun:
     cross_attn: np.ndarray  # (L_dec, h, m, n)
     score: float = 0.0
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ContributionParts:
+    """What an engine's replay of one run returns for contributions (model.analysis.contributions)."""
+
+    value_norms: dict[str, np.ndarray]  # trace kind -> (layers, h, keys): ||v_j W_O^h||, 0 for a head switched off
+    residual_norms: np.ndarray  # (L_dec, m): ||x_i||, the decoder residual stream at each layer's input
 
 
 class Stepper(ABC):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,8 +20,10 @@ def softmax(logits: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def to_trace(engine: Engine, run: RawRun, options: DecodeOptions, normalised: str, warnings: list[str]) -> Trace:
-    """Source ids are read with the source vocabulary, every other id with the target one."""
+def to_trace(engine: Engine, run: RawRun, options: DecodeOptions, normalised: str, warnings: list[str],
+             contributions: dict[str, Any] | None = None) -> Trace:
+    """Source ids are read with the source vocabulary, every other id with the target one. The options
+    `ablate` and `contributions` are written only when set (a plain run's options read as they always did)."""
     probs = softmax(run.logits.astype(np.float64))
     k = min(options.report_top_k, probs.shape[1])
     steps = []
@@ -36,7 +38,9 @@ def to_trace(engine: Engine, run: RawRun, options: DecodeOptions, normalised: st
         else:
             tid = run.out_ids[t]
             steps.append(Step(engine.piece(tid), tid, float(probs[t, tid]), top))
-    opts = {k2: v for k2, v in asdict(options).items() if k2 != "forced"}
+    opts = {k2: v for k2, v in asdict(options).items() if k2 not in ("forced", "ablate", "contributions")}
+    if options.ablate:
+        opts["ablate"] = list(options.ablate)
     opts["forced"] = [engine.piece(i) for i in options.forced]
     opts["normalised_source"] = normalised
     opts["warnings"] = warnings
@@ -47,4 +51,5 @@ def to_trace(engine: Engine, run: RawRun, options: DecodeOptions, normalised: st
                  target_tokens=tuple(engine.piece(i) for i in run.out_ids),
                  encoder_self_attention=run.enc_attn.astype(np.float32),
                  decoder_self_attention=run.dec_attn.astype(np.float32),
-                 cross_attention=run.cross_attn.astype(np.float32), steps=tuple(steps))
+                 cross_attention=run.cross_attn.astype(np.float32), steps=tuple(steps),
+                 contributions=contributions)

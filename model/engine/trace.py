@@ -16,6 +16,7 @@ import numpy as np
 VERSION = 1
 KINDS = ("encoder_self_attention", "decoder_self_attention", "cross_attention")
 MODES = ("greedy", "beam", "sample", "teacher_forced")
+CONTRIBUTION_GROUPS = ("norm_weighted", "rollout")
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,9 @@ class Trace:
     steps: tuple[Step, ...]
     beams: tuple[Trace, ...] = ()  # beam mode: every final hypothesis, best first, each with its attention
     beam_steps: tuple[tuple[dict[str, Any], ...], ...] = ()  # beam mode: the live beams after each step
+    # Optional (asked for): {"method", "norm_weighted": {kind: array}, "rollout": {kind: array},
+    # "source_share": (m,)}, arrays shaped as the attention of the same kind (model.analysis.contributions).
+    contributions: dict[str, Any] | None = None
     version: int = VERSION
 
     def __post_init__(self) -> None:
@@ -89,6 +93,11 @@ class Trace:
         if self.beams:
             d["beams"] = [b.to_dict() for b in self.beams]
             d["beam_steps"] = [list(s) for s in self.beam_steps]
+        if self.contributions is not None:
+            c = self.contributions
+            d["contributions"] = {"method": c["method"],
+                                  **{g: {k: c[g][k].tolist() for k in KINDS} for g in CONTRIBUTION_GROUPS},
+                                  "source_share": c["source_share"].tolist()}
         return d
 
     @classmethod
@@ -109,7 +118,8 @@ class Trace:
                        target_tokens=tuple(str(t) for t in d["target_tokens"]),
                        steps=tuple(Step.from_dict(s) for s in d["steps"]),
                        beams=tuple(cls.from_dict(b) for b in d.get("beams", [])),
-                       beam_steps=tuple(tuple(s) for s in d.get("beam_steps", [])), **arrays)
+                       beam_steps=tuple(tuple(s) for s in d.get("beam_steps", [])),
+                       contributions=read_contributions(d.get("contributions")), **arrays)
         except (TypeError, KeyError, ValueError, AttributeError, OverflowError, RecursionError) as exc:
             raise ValueError(f"trace: malformed ({type(exc).__name__}: {exc})") from exc
 
@@ -127,6 +137,12 @@ class Trace:
                 out[f"beam{i}_{kind}"] = getattr(b, kind)
             for kind in KINDS:
                 meta["beams"][i].pop(kind)
+        if self.contributions is not None:
+            meta["contributions"] = {"method": self.contributions["method"]}
+            for g in CONTRIBUTION_GROUPS:
+                for kind in KINDS:
+                    out[f"contributions_{g}_{kind}"] = self.contributions[g][kind]
+            out["contributions_source_share"] = self.contributions["source_share"]
         out["meta"] = np.array(json.dumps(meta, ensure_ascii=False))
         return out
 
@@ -141,6 +157,10 @@ class Trace:
             for i, b in enumerate(meta.get("beams", [])):
                 for kind in KINDS:
                     b[kind] = z[f"beam{i}_{kind}"]
+            if "contributions" in meta:
+                for g in CONTRIBUTION_GROUPS:
+                    meta["contributions"][g] = {kind: z[f"contributions_{g}_{kind}"] for kind in KINDS}
+                meta["contributions"]["source_share"] = z["contributions_source_share"]
         except (KeyError, ValueError, TypeError, AttributeError, RecursionError) as exc:
             raise ValueError(f"trace: malformed NPZ ({exc})") from exc
         return cls.from_dict(meta)
@@ -192,3 +212,21 @@ def validate(t: Trace) -> None:
         heads = a.shape[1]
     if t.decoder_self_attention.shape[0] != t.cross_attention.shape[0]:
         raise ValueError("trace: decoder self-attention and cross-attention have different layer counts")
+    if t.contributions is not None:
+        for g in CONTRIBUTION_GROUPS:
+            for kind in KINDS:
+                if t.contributions[g][kind].shape != getattr(t, kind).shape:
+                    raise ValueError(f"trace: contributions {g} {kind} is shaped {t.contributions[g][kind].shape}, "
+                                     f"not as the attention {getattr(t, kind).shape}")
+        if t.contributions["source_share"].shape != (m,):
+            raise ValueError(f"trace: contributions source_share has shape {t.contributions['source_share'].shape}, "
+                             f"not ({m},)")
+
+
+def read_contributions(d: Any) -> dict[str, Any] | None:
+    """The contributions object of a JSON trace (lists) -> arrays; None when absent."""
+    if d is None:
+        return None
+    return {"method": str(d["method"]),
+            **{g: {k: np.asarray(d[g][k], dtype=np.float32) for k in KINDS} for g in CONTRIBUTION_GROUPS},
+            "source_share": np.asarray(d["source_share"], dtype=np.float32)}

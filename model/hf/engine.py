@@ -20,8 +20,9 @@ from model.engine.contract import Engine
 from model.engine.decode import to_numpy
 from model.engine.errors import CheckpointError
 from model.engine.masks import full_mask
-from model.engine.runs import DecodeOptions, RawRun, Stepper
+from model.engine.runs import ContributionParts, DecodeOptions, RawRun, Stepper
 from model.engine.text import MAX_INPUT_CHARS, clean
+from model.hf.contributions import contribution_parts, refuse_ablation
 from model.hf.load import load_folder
 from model.hf.probes import forward, probe_structure
 
@@ -178,6 +179,7 @@ class HFEngine(Engine):
         """One parallel pass per pair (attention is always returned). With the shift row t reads label t-1
         (row 0 the decoder start token); without it, row t reads label t. With causal off, a full mask
         replaces the model's causal one."""
+        refuse_ablation(options)
         runs = []
         for src_ids, labs in zip(srcs, labels):
             dec_in = [self.start_id, *labs[:-1]] if options.shift else list(labs)
@@ -190,7 +192,11 @@ class HFEngine(Engine):
                 cross_attn=np.stack([to_numpy(a[0]) for a in out.cross_attentions])))
         return runs
 
+    def contribution_parts(self, run: RawRun, options: DecodeOptions) -> ContributionParts:
+        return contribution_parts(self.model, run, options.causal or options.mode != "teacher_forced")
+
     def start_decoding(self, srcs: list[list[int]], options: DecodeOptions, need_weights: bool) -> Stepper:
+        refuse_ablation(options)
         return HFStepper(self.model, srcs, self.pad_id if self.pad_id is not None else self.end_id, need_weights)
 
     def forced_prefix(self, options: DecodeOptions) -> tuple[int, ...]:

@@ -1,0 +1,37 @@
+"""What contributions need from our Transformer, computed in one parallel replay of a run: the norm of what
+each key sends through each head (||v_j W_O^h||) and the norm of the decoder residual stream per layer."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from model.builtin.transformer import Transformer
+from model.engine.decode import to_numpy
+from model.engine.masks import decoder_self_mask
+from model.engine.runs import ContributionParts, RawRun
+
+
+def _masked(norms: list[torch.Tensor], keep: torch.Tensor | None) -> np.ndarray:
+    """Per-layer (h, keys) norms -> (layers, h, keys); a switched-off head sends nothing."""
+    stacked = torch.stack(norms)
+    return to_numpy(stacked if keep is None else stacked * keep[:, :, None])
+
+
+@torch.no_grad()
+def contribution_parts(model: Transformer, run: RawRun, causal: bool,
+                       keep: dict[str, torch.Tensor | None]) -> ContributionParts:
+    """Replay the run (its source, the decoder inputs it read, the same head masks) in one pass."""
+    src = torch.tensor([run.src_ids])
+    dec = torch.tensor([run.dec_in_ids])
+    enc = model.encode(src, torch.ones_like(src, dtype=torch.bool), False, keep["enc"])
+    out = model.decode(dec, enc, decoder_self_mask(torch.ones_like(dec, dtype=torch.bool), causal),
+                       need_weights=False, keep=(keep["dec"], keep["cross"]))
+    enc_norms = [layer.self_attn.value_output_norms(x)[0] for layer, x in zip(model.encoder, enc.inputs)]
+    dec_norms = [layer.self_attn.value_output_norms(y)[0] for layer, y in zip(model.decoder, out.inputs)]
+    cross_norms = [layer.cross_attn.value_output_norms(enc.memory)[0] for layer in model.decoder]
+    return ContributionParts(
+        value_norms={"encoder_self_attention": _masked(enc_norms, keep["enc"]),
+                     "decoder_self_attention": _masked(dec_norms, keep["dec"]),
+                     "cross_attention": _masked(cross_norms, keep["cross"])},
+        residual_norms=to_numpy(torch.stack([y[0].norm(dim=-1) for y in out.inputs])))
