@@ -12,9 +12,11 @@ from __future__ import annotations
 import base64
 import io
 from collections.abc import Sequence
+from functools import cache
 
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io as pio
 
 # White for zero weight, so that grey (masked) is never confused with "attended to nothing".
 COLORSCALE = [[0.0, "#ffffff"], [0.15, "#dbe9f6"], [0.4, "#89bedc"], [0.7, "#2f7ebc"], [1.0, "#08306b"]]
@@ -27,6 +29,23 @@ FONT = dict(family="Inter, 'DejaVu Sans', Arial, sans-serif", size=13, color="#1
 # 6-layer x 8-head model is 12.6 million cells, ~130 MB of heatmap JSON per view, and a panel ~130 px wide
 # cannot show one cell per pixel anyway (benchmarks/RESULTS.md). One head stays an exact heatmap.
 IMAGE_CELLS = 500_000
+
+
+def figure(data: list[dict], layout: dict) -> go.Figure:
+    """A Figure made from trace and layout dicts as they are, without plotly's per-property validation
+    (`_validate=False`, as plotly.io does for its own templates). Validating costs more than building: about
+    half of a step click's server time went to it (benchmarks/RESULTS.md, part 7). tests/app/test_figures.py
+    validates what every builder returns, so a misspelt property still fails a test."""
+    return go.Figure({"data": data, "layout": {"template": _template(), **layout}}, _validate=False)
+
+
+@cache
+def _template() -> dict:
+    """Plotly's default template with only the trace types drawn here. The whole one holds defaults for 24
+    trace types that st.plotly_chart copies and walks on every call (to_dict), for nothing."""
+    full = pio.templates[pio.templates.default].to_plotly_json()
+    drawn = ("bar", "heatmap", "image")
+    return {"layout": full["layout"], "data": {k: v for k, v in full["data"].items() if k in drawn}}
 
 
 def escape(token: str) -> str:
@@ -55,7 +74,7 @@ def _check(weights: np.ndarray, q_labels: Sequence[str], k_labels: Sequence[str]
 def _traces(w: np.ndarray, q_labels: list[str], k_labels: list[str], mask: np.ndarray | None, zmax: float,
             showscale: bool, coloraxis: str | None = None, axes: tuple[str, str] = ("x", "y")) -> list[dict]:
     """One head as trace dicts: the weight heatmap, plus (if any cell is masked) a grey hatched overlay of
-    the masked cells. Plain dicts: plotly validates them once, when the figure is made."""
+    the masked cells."""
     z = w.astype(np.float32)  # the Trace's own precision; plotly sends it as 4-byte binary, half of float64
     if mask is not None:
         z = np.where(mask, z, np.nan)
@@ -131,26 +150,25 @@ def heatmap(weights: np.ndarray, q_labels: Sequence[str], k_labels: Sequence[str
     weights = np.asarray(weights)
     _check(weights, q_labels, k_labels, mask)
     q_labels, k_labels = list(q_labels), list(k_labels)
-    fig = go.Figure(data=_traces(weights, q_labels, k_labels, mask, zmax, showscale=True))
     cell = int(min(40, max(14, (WIDTH - 250) / max(len(k_labels), 1))))
     xa, ya = _axis_style(cell, cell)
     y_room = 40 + 0.55 * xa["tickfont"]["size"] * max((len(s) for s in k_labels), default=4)
     height = int(max(260, (50 if title else 20) + cell * len(q_labels) + y_room))
-    fig.update_layout(title=dict(text=title, x=0.01, font=dict(size=15)), font=FONT, height=height,
-                      margin=dict(l=10, r=10, t=50 if title else 20, b=10), plot_bgcolor="#ffffff",
-                      xaxis=dict(**xa, constrain="domain", title=dict(text=x_title, font=dict(size=12))),
-                      yaxis=dict(**ya, scaleanchor="x", constrain="domain",  # square cells
-                                 title=dict(text=y_title, font=dict(size=12))),
-                      shapes=_row_outline(highlight_row, [("x", "y")]))
-    return fig
+    return figure(_traces(weights, q_labels, k_labels, mask, zmax, showscale=True), dict(
+        title=dict(text=title, x=0.01, font=dict(size=15)), font=FONT, height=height,
+        margin=dict(l=10, r=10, t=50 if title else 20, b=10), plot_bgcolor="#ffffff",
+        xaxis=dict(**xa, constrain="domain", title=dict(text=x_title, font=dict(size=12))),
+        yaxis=dict(**ya, scaleanchor="x", constrain="domain",  # square cells
+                   title=dict(text=y_title, font=dict(size=12))),
+        **_row_outline(highlight_row, [("x", "y")])))
 
 
-def _row_outline(row: int | None, axes: list[tuple[str, str]]) -> list[dict]:
-    """An accent outline around one row (the step just computed) in every panel."""
+def _row_outline(row: int | None, axes: list[tuple[str, str]]) -> dict:
+    """Layout shapes: an accent outline around one row (the step just computed) in every panel."""
     if row is None:
-        return []
-    return [dict(type="rect", xref=f"{x} domain", yref=y, x0=0, x1=1, y0=row - 0.5, y1=row + 0.5,
-                 line=dict(color=ACCENT, width=2), fillcolor="rgba(0,0,0,0)", layer="above") for x, y in axes]
+        return {}
+    return {"shapes": [dict(type="rect", xref=f"{x} domain", yref=y, x0=0, x1=1, y0=row - 0.5, y1=row + 0.5,
+                 line=dict(color=ACCENT, width=2), fillcolor="rgba(0,0,0,0)", layer="above") for x, y in axes]}
 
 
 def _ref(axis: str, i: int) -> str:
@@ -221,13 +239,13 @@ def grid(weights: np.ndarray, q_labels: Sequence[str], k_labels: Sequence[str], 
     if as_image:  # images use no colour axis: one cell drawn off the axes' range keeps the colour bar
         data.append(dict(type="heatmap", z=[[0.0]], x=[-9], y=[-9], coloraxis="coloraxis", hoverinfo="skip"))
     layout = dict(
-        title=dict(text=title, x=0.01, font=dict(size=15)) if title else None, font=FONT, plot_bgcolor="#ffffff",
+        **({"title": dict(text=title, x=0.01, font=dict(size=15))} if title else {}), font=FONT, plot_bgcolor="#ffffff",
         height=height, margin=dict(l=10, r=10, t=title_px, b=10), annotations=notes,
-        shapes=_row_outline(highlight_row, [(_ref("x", i), _ref("y", i)) for i in range(1, n_layers * n_heads + 1)]),
+        **_row_outline(highlight_row, [(_ref("x", i), _ref("y", i)) for i in range(1, n_layers * n_heads + 1)]),
         coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=zmax,
                        colorbar=dict(title=dict(text="weight"), thickness=12, len=min(1.0, 300 / plot_h))),
         **layout_axes)
-    return go.Figure(data=data, layout=layout)
+    return figure(data, layout)
 
 
 def topk_bar(top_k: Sequence[tuple[str, float]], chosen: str | None = None, reference: str | None = None,
@@ -239,13 +257,11 @@ def topk_bar(top_k: Sequence[tuple[str, float]], chosen: str | None = None, refe
     ylabels = labels(toks)
     colors = [ACCENT if t == chosen else "#89bedc" for t in toks]
     lines = [3 if (reference is not None and t == reference) else 0 for t in toks]
-    fig = go.Figure(go.Bar(x=probs, y=ylabels, orientation="h", marker=dict(color=colors, line=dict(
+    bar = dict(type="bar", x=probs, y=ylabels, orientation="h", marker=dict(color=colors, line=dict(
         width=lines, color="#1f2933")), text=[f"{p:.1%}" for p in probs], textposition="outside",
-        cliponaxis=False, hovertemplate="%{y}<br>p = %{x:.4f}<extra></extra>"))
-    fig.update_layout(title=dict(text=title, x=0.01, font=dict(size=14)) if title else None, font=FONT,
-                      height=60 + 34 * len(toks), margin=dict(l=10, r=40, t=40 if title else 10, b=30),
-                      xaxis=dict(range=[0, 1.12], tickformat=".0%", title=None, showgrid=True,
-                                 gridcolor="#eef2f6"),
-                      yaxis=dict(type="category", autorange="reversed", automargin=True), plot_bgcolor="#ffffff",
-                      bargap=0.25)
-    return fig
+        cliponaxis=False, hovertemplate="%{y}<br>p = %{x:.4f}<extra></extra>")
+    return figure([bar], dict(
+        **({"title": dict(text=title, x=0.01, font=dict(size=14))} if title else {}), font=FONT,
+        height=60 + 34 * len(toks), margin=dict(l=10, r=40, t=40 if title else 10, b=30),
+        xaxis=dict(range=[0, 1.12], tickformat=".0%", showgrid=True, gridcolor="#eef2f6"),
+        yaxis=dict(type="category", autorange="reversed", automargin=True), plot_bgcolor="#ffffff", bargap=0.25))

@@ -164,3 +164,37 @@ def test_large_grid_is_drawn_as_images_in_the_same_colours(monkeypatch):
     assert (idx[~mask] == 255).all()
     assert fig.layout.yaxis.range == (5.5, -0.5)  # queries top to bottom, as in the heatmaps
     assert len(fig.layout.shapes) == 6  # the step's row is still outlined in every panel
+
+
+def _built_unvalidated():
+    """Every builder that skips plotly's validation (figures.figure), in each of its shapes."""
+    rng = np.random.default_rng(1)
+    w = rng.dirichlet(np.ones(5), size=(2, 3, 4))  # (L=2, h=3, q=4, k=5)
+    q, k = figures.labels("abcd"), figures.labels(["<s>", "x", "y", "z", "w"])
+    mask = np.tril(np.ones((4, 5), bool))
+    yield figures.grid(w, q, k, highlight_row=1)
+    yield figures.grid(w, q, k, mask=mask, zmax=0.5, title="masked")
+    yield figures.heatmap(w[0, 0], q, k, mask=mask, title="one head", highlight_row=2)
+    yield figures.heatmap(w[1, 2], q, k)
+    yield figures.topk_bar([("▁chat", 0.6), ("▁chien", 0.3)], chosen="▁chat", reference="▁chien", title="p")
+    yield figures.topk_bar([("▁chat", 1.0)])
+
+
+def test_unvalidated_figures_are_what_plotly_validation_makes_of_them(monkeypatch):
+    """The builders skip plotly's per-property validation for speed: here plotly validates each once, so a
+    misspelt or out-of-range property fails, and the spec sent to the page must equal the validated one."""
+    import json
+
+    import plotly.graph_objects as go
+    import plotly.io as pio
+
+    figs = list(_built_unvalidated())
+    monkeypatch.setattr(figures, "IMAGE_CELLS", 10)
+    figs.append(figures.grid(np.full((1, 2, 3, 3), 1 / 3), figures.labels("abc"), figures.labels("abc"),
+                             highlight_row=0))
+    for fig in figs:
+        spec = fig.to_dict()
+        assert json.loads(pio.to_json(go.Figure(spec), validate=False)) == json.loads(pio.to_json(spec, validate=False))
+    bad = figures.figure([{"type": "heatmap", "z": [[1.0]], "colourscale": "Blues"}], {})
+    with pytest.raises(ValueError, match="colourscale"):
+        go.Figure(bad.to_dict())
