@@ -19,11 +19,12 @@ from model.analysis.leakage import LeakageMeter, SampleReport, measure, repetiti
 from model.analysis.probe import ProbeResult, probe
 from model.corpora import read_tsv
 from model.engine import CheckpointError, DecodeOptions, Engine, ModelInputError, Trace, load_engine
+from model.engine.text import UNKNOWN_WORDS
 from model.engine.trace import KINDS
 
-__all__ = ["KINDS", "CheckpointError", "DecodeOptions", "Engine", "LeakageMeter", "ModelInputError", "Trace",
-           "alignment", "alignment_report", "get_engine", "get_trace", "measure", "options_key", "probe_sentence",
-           "repetition", "sample_measures", "train_log"]
+__all__ = ["KINDS", "UNKNOWN_WORDS", "CheckpointError", "DecodeOptions", "Engine", "LeakageMeter", "ModelInputError",
+           "Trace", "alignment", "alignment_report", "get_engine", "get_trace", "measure", "options_key",
+           "probe_sentence", "repetition", "sample_measures", "train_log"]
 
 
 # ---- models ---------------------------------------------------------------------------------------------

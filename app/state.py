@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from app import registry
+from app import registry, services
 from app.services import CheckpointError, DecodeOptions, Engine, Trace, get_engine, get_trace, options_key
 
 ROOT = registry.ROOT
@@ -169,7 +169,8 @@ def shown_trace(model_key: str, source: str, target: str | None, options: Decode
 def show_warnings(trace: Trace) -> None:
     """What the engine had to change about the input (a source longer than the model's positions was cut)."""
     for w in trace.options.get("warnings", []):
-        st.warning(w)
+        if not w.startswith(services.UNKNOWN_WORDS):  # shown next to the source box (app/screens/vocabulary.py)
+            st.warning(w)
 
 
 def page_header(title: str, caption: str) -> tuple[str, Engine]:

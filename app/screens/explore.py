@@ -12,6 +12,7 @@ import streamlit as st
 
 from app import exports, services, state
 from app.render import figures, views
+from app.screens import vocabulary
 from app.services import CheckpointError, DecodeOptions, ModelInputError
 
 MODES = {"greedy": "Greedy", "beam": "Beam search", "sample": "Sampling", "teacher_forced": "Teacher forcing"}
@@ -230,6 +231,7 @@ def main() -> None:
         "Attention Lens", "Watch a Transformer translate one token at a time, with every attention map it computed.")
     options = decoding_ui()
     source, _, chosen = state.text_inputs(engine)
+    vocabulary.source_help(engine, source)  # unknown words named, the words it knows (E-LAB)
     teacher = options.mode == "teacher_forced"
     target = state.target_input() if teacher else None
     if chosen:

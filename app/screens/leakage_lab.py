@@ -14,6 +14,7 @@ import streamlit as st
 from app import registry, services, state
 from app.render import figures, views
 from app.render import leakage as lf
+from app.screens import vocabulary
 from app.services import CheckpointError, DecodeOptions, ModelInputError
 
 TRIO = ("en-fr", "en-fr-no-causal-mask", "en-fr-no-shift")
@@ -280,6 +281,7 @@ def main() -> None:
         "Leakage lab",
         "Break the causal mask or the right shift and watch the decoder copy the answer it should predict.")
     source, _, _ = state.text_inputs(engine)
+    vocabulary.source_help(engine, source)
     target = state.target_input()
     causal, shift = switches_ui(engine)
     if K_VIEW not in st.session_state:

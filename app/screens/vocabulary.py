@@ -1,0 +1,69 @@
+"""Vocabulary honesty next to the source box: the words of the sentence this model does not know, and the
+words it does know, by part of speech, each one click away from the sentence (issue 13).
+
+The rule for "does not know" is the engine's (Engine.unknown_words, before any decoding); the word list is
+Engine.lexicon. A model without a word list (Hugging Face, your own data) says so instead.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app import state
+from app.services import Engine
+
+END_MARKS = (".", "!", "?")
+K_PREFIX = "vocab_pick_"
+
+
+def with_word(source: str, word: str) -> str:
+    """`the cat .` + `sleeps` -> `the cat sleeps .`: the word goes before a final full stop, else at the end."""
+    words = source.split()
+    if words and words[-1] in END_MARKS:
+        return " ".join([*words[:-1], word, words[-1]])
+    if words and words[-1][-1:] in END_MARKS:
+        return " ".join([*words[:-1], words[-1][:-1], word, words[-1][-1]])
+    return " ".join([*words, word])
+
+
+def _append(key: str) -> None:
+    word = st.session_state.get(key)
+    if word:
+        st.session_state[state.K_SOURCE] = with_word(st.session_state.get(state.K_SOURCE, ""), word)
+        st.session_state[state.K_PRESET] = state.CUSTOM
+        st.session_state[key] = None
+
+
+def unknown_notice(engine: Engine, source: str) -> list[str]:
+    """A warning naming the words of `source` the model never saw; returns them."""
+    if not source.strip():
+        return []
+    words = engine.unknown_words(engine.normalise(source))
+    if words:
+        named = ", ".join(f"“{state.text(w)}”" for w in words)
+        st.warning(f"**Words this model does not know:** {named}. It never saw them in training, so it will "
+                   "translate them as confident nonsense. Build your sentence from the words it knows (below).",
+                   icon=":material/spellcheck:")
+    return words
+
+
+def known_words_panel(engine: Engine, expanded: bool = False) -> None:
+    """The model's lexicon by part of speech; clicking a word puts it into the sentence."""
+    lexicon = engine.lexicon()
+    with st.expander("Words this model knows", expanded=expanded, icon=":material/menu_book:"):
+        if not lexicon:
+            st.caption("This model comes without a word list (a Hugging Face model, or one trained on your own "
+                       "data), so the app cannot list the words it knows; unknown words are flagged only if its "
+                       "tokenizer has an unknown token.")
+            return
+        st.caption("Click a word to add it to the sentence (before its final full stop). Verbs are listed with "
+                   "their forms: present, past, and the form after `will` / `does not`.")
+        for part, entries in lexicon.items():
+            st.pills(part.capitalize(), [form for forms in entries for form in forms], key=K_PREFIX + part,
+                     on_change=_append, args=(K_PREFIX + part,), selection_mode="single")
+
+
+def source_help(engine: Engine, source: str) -> None:
+    """The one call a page makes next to its source box: the unknown-word notice, then the word panel (open
+    when the sentence has unknown words)."""
+    known_words_panel(engine, expanded=bool(unknown_notice(engine, source)))
