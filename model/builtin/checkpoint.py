@@ -16,6 +16,7 @@ from model.builtin.config import ModelConfig
 from model.builtin.tokenizer import SubwordTokenizer
 from model.builtin.transformer import Transformer
 from model.engine.errors import WEIGHTS, CheckpointError, refuse_pickles
+from model.engine.safety import check_layers, check_size, compare, module_shapes, read_header
 
 CONFIG, SOURCE_SPM, TARGET_SPM, CARD, LOG = ("config.json", "source.model", "target.model", "card.json",
                                             "train_log.csv")
@@ -49,6 +50,17 @@ def save_checkpoint(folder: Path, model: Transformer, src_tok: SubwordTokenizer,
     (folder / CARD).write_text(json.dumps(card, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
+def check_weights(folder: Path, cfg: ModelConfig) -> None:
+    """Before any memory is allocated for the model: its size against the limit, and the safetensors header
+    against the shapes config.json implies (the model built on the meta device), naming any disagreement."""
+    check_layers(str(folder), n_encoder_layers=cfg.n_encoder_layers, n_decoder_layers=cfg.n_decoder_layers)
+    with torch.device("meta"):
+        skeleton = Transformer(cfg)
+    expected, tied, n_params = module_shapes(skeleton)
+    check_size(str(folder), n_params, (folder / WEIGHTS).stat().st_size)
+    compare(str(folder), expected, read_header(folder / WEIGHTS), tied)
+
+
 def load_checkpoint(folder: Path) -> Checkpoint:
     """Load a built-in checkpoint folder, strictly: every weight present, every shape as the config says."""
     folder = Path(folder)
@@ -62,21 +74,12 @@ def load_checkpoint(folder: Path) -> Checkpoint:
         cfg = ModelConfig.from_json(folder / CONFIG)
     except ValueError as exc:
         raise CheckpointError(str(exc)) from exc
+    check_weights(folder, cfg)
     try:
         tensors = load_file(str(folder / WEIGHTS))
     except (SafetensorError, OSError, ValueError, RuntimeError) as exc:
         raise CheckpointError(f"{folder / WEIGHTS} is corrupt or truncated ({exc})") from exc
     model = Transformer(cfg)
-    expected = model.state_dict()
-    missing = sorted(set(expected) - set(tensors))
-    unexpected = sorted(set(tensors) - set(expected))
-    if missing or unexpected:
-        raise CheckpointError(f"{folder}: weights do not match config.json (missing {missing[:5]}, "
-                              f"unexpected {unexpected[:5]})")
-    for key, value in tensors.items():
-        if value.shape != expected[key].shape:
-            raise CheckpointError(f"{folder}: weight {key} has shape {tuple(value.shape)} but config.json "
-                                  f"implies {tuple(expected[key].shape)}")
     model.load_state_dict({k: v.float() for k, v in tensors.items()}, strict=True)
     model.eval()
     for p in model.parameters():

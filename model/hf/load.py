@@ -14,6 +14,7 @@ import torch
 from safetensors import SafetensorError
 
 from model.engine.errors import CheckpointError, refuse_pickles
+from model.hf.loading import check_weights
 
 # Files of which at least one must be present for AutoTokenizer to build the model's own tokenizer.
 TOKENIZER_FILES = ("tokenizer.json", "spiece.model", "source.spm", "sentencepiece.bpe.model", "vocab.json",
@@ -76,6 +77,7 @@ def load_folder(spec: str | Path, allow_hub: bool = False) -> tuple[Any, Any, st
                 f"(tokenizer.save_pretrained(folder)).")
         if not any((path / f).is_file() for f in WEIGHT_FILES):
             raise CheckpointError(f"{spec} has no safetensors weights ({' or '.join(WEIGHT_FILES)})")
+        check_weights(config, path, spec)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # e.g. Marian's "Recommended: pip install sacremoses."

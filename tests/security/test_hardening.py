@@ -198,7 +198,7 @@ BROKEN = {
     "builtin_empty_weights": ("builtin", _empty, "corrupt or truncated"),
     "builtin_pickle_named_safetensors": ("builtin", _pickle_named_safetensors, "corrupt or truncated"),
     "builtin_config_d_model": ("builtin", _config_field("d_model", 48), "config.json"),
-    "builtin_config_layers": ("builtin", _config_field("n_encoder_layers", 3), "do not match config.json"),
+    "builtin_config_layers": ("builtin", _config_field("n_encoder_layers", 3), "disagrees with the weights"),
     "builtin_config_type": ("builtin", _config_field("d_model", "big"), "d_model"),
     "builtin_no_tokenizer": ("builtin", _drop("source.model"), "source.model is missing"),
     "builtin_card_not_object": ("builtin", lambda d: (d / "card.json").write_text("[1, 2]"), "JSON object"),
