@@ -24,7 +24,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
     engine = load_engine(args.model, allow_hub=args.allow_hub)
     options = DecodeOptions(mode="teacher_forced" if args.target else args.decode, causal=not args.no_causal_mask,
                             shift=not args.no_shift, beam_size=args.beam, temperature=args.temperature,
-                            top_k=args.top_k, seed=args.seed, max_len=args.max_len)
+                            top_k=args.top_k, seed=args.seed, max_len=args.max_len, ablate=tuple(args.ablate),
+                            contributions=args.contributions)
     trace = engine.trace(args.text, target=args.target, options=options)
     trace.save(Path(args.out))
     for w in trace.options.get("warnings", []):
@@ -50,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-len", type=int)
     p.add_argument("--no-causal-mask", action="store_true")
     p.add_argument("--no-shift", action="store_true")
+    p.add_argument("--ablate", action="append", default=[], metavar="KIND:LAYER:HEAD",
+                   help="switch a head off (KIND enc|dec|cross, 1-based, * = all); repeatable")
+    p.add_argument("--contributions", action="store_true", help="add the contributions object to the Trace")
     p.add_argument("--out", required=True)
     p.set_defaults(func=cmd_trace)
 

@@ -1,5 +1,5 @@
 """Subcommands of `python -m model` beyond `trace`; each module has `register(subparsers)`."""
 
-from model.cli import align, corpus, eval, probe, train
+from model.cli import align, corpus, eval, heads, probe, train
 
-REGISTRY = [train.register, eval.register, corpus.register, probe.register, align.register]
+REGISTRY = [train.register, eval.register, corpus.register, probe.register, align.register, heads.register]
