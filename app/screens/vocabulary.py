@@ -42,15 +42,17 @@ def unknown_notice(engine: Engine, source: str) -> list[str]:
     if words:
         named = ", ".join(f"“{state.text(w)}”" for w in words)
         st.warning(f"**Words this model does not know:** {named}. It never saw them in training, so it will "
-                   "translate them as confident nonsense. Build your sentence from the words it knows (below).",
+                   "translate them as confident nonsense. Build your sentence from the words it knows (“Words "
+                   "this model knows”).",
                    icon=":material/spellcheck:")
     return words
 
 
-def known_words_panel(engine: Engine, expanded: bool = False) -> None:
-    """The model's lexicon by part of speech; clicking a word puts it into the sentence."""
+def known_words_panel(engine: Engine, container=None) -> None:
+    """The model's lexicon by part of speech, in a popover (one button's room on the page); clicking a word
+    puts it into the sentence."""
     lexicon = engine.lexicon()
-    with st.expander("Words this model knows", expanded=expanded, icon=":material/menu_book:"):
+    with (container or st).popover("Words this model knows", icon=":material/menu_book:"):
         if not lexicon:
             st.caption("This model comes without a word list (a Hugging Face model, or one trained on your own "
                        "data), so the app cannot list the words it knows; unknown words are flagged only if its "
@@ -63,7 +65,8 @@ def known_words_panel(engine: Engine, expanded: bool = False) -> None:
                      on_change=_append, args=(K_PREFIX + part,), selection_mode="single")
 
 
-def source_help(engine: Engine, source: str) -> None:
-    """The one call a page makes next to its source box: the unknown-word notice, then the word panel (open
-    when the sentence has unknown words)."""
-    known_words_panel(engine, expanded=bool(unknown_notice(engine, source)))
+def source_help(engine: Engine, source: str, container=None) -> None:
+    """The one call a page makes next to its source box: the unknown-word notice (only when there are unknown
+    words), then the button that opens the word panel (in `container`, e.g. a column of the input row)."""
+    unknown_notice(engine, source)
+    known_words_panel(engine, container)

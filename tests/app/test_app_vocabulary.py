@@ -40,7 +40,7 @@ def test_explore_names_the_unknown_words_once(monkeypatch, model, text, words):
     (notice,) = notices(at)  # once: the trace's copy of the warning is not repeated under the tokens
     for word in words:
         assert f"“{word}”" in notice
-    assert at.expander[0].label == "Words this model knows"
+    assert "Words this model knows" in [p.proto.popover.label for p in at.get("popover")]
 
 
 def test_known_sentence_has_no_notice_and_a_clicked_word_joins_the_sentence(monkeypatch):

@@ -1,0 +1,58 @@
+"""E-LAB's browser checks (Playwright + Debian's Chromium, loopback only), on the shipped models, with the app
+started from the repository root as ./run.sh starts it: no Deploy button for students (.streamlit/config.toml),
+and the unknown-word notice next to the source box (screenshots in assets/)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.browser import CHROMIUM, LAUNCH_ARGS, ROOT, free_port, serve
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM}"),
+]
+CASES = [("en-fr", "I love you so much .", ["you", "so", "much"]),
+         ("de-en", "Ich liebe dich .", ["ich", "liebe", "dich"])]
+
+
+def start(model: str):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
+    env["LENS_DEFAULT_MODEL"] = model
+    return serve(env, port := free_port()), f"http://127.0.0.1:{port}"
+
+
+@pytest.mark.parametrize("model,text,words", CASES, ids=[m for m, _, _ in CASES])
+def test_no_deploy_button_and_the_unknown_words_notice(model, text, words):
+    from playwright.sync_api import expect, sync_playwright
+
+    proc, url = start(model)
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1366, "height": 768})
+                page.goto(url)
+                box = page.locator(".st-key-source input, .st-key-source textarea").first
+                box.wait_for(timeout=90_000)
+                expect(page.locator("[data-testid='stToolbar']")).to_have_count(1, timeout=30_000)
+                assert page.locator("[data-testid='stAppDeployButton']").count() == 0
+                assert page.get_by_role("button", name="Deploy").count() == 0
+                box.fill(text)
+                box.press("Enter")
+                notice = page.locator("[data-testid='stAlert']").filter(has_text="Words this model does not know")
+                expect(notice).to_have_count(1, timeout=90_000)
+                for word in words:
+                    expect(notice).to_contain_text(f"“{word}”")
+                page.get_by_role("button", name="Words this model knows").click()
+                expect(page.get_by_text("Nouns", exact=True)).to_be_visible(timeout=30_000)
+                page.wait_for_timeout(800)
+                page.screenshot(path=str(ROOT / "assets" / f"unknown-words-{model}.png"))
+            finally:
+                browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
