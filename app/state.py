@@ -50,7 +50,7 @@ def _card_lines(card: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     else:
         pair, variant = card.get("pair", "?"), card.get("variant", "?")
     pair, variant = text(pair), text(variant)
-    metrics = card.get("metrics") if isinstance(card.get("metrics"), dict) else {}
+    metrics = next((card[k] for k in ("test_metrics", "metrics") if isinstance(card.get(k), dict)), {})
     flat = {}
     for k, v in metrics.items():
         if isinstance(v, dict):  # e.g. {"test": {"bleu": ..}}
@@ -76,7 +76,7 @@ def _folder_entry() -> registry.ModelEntry | None:
     if not registry.any_folder_allowed():
         return None
     folder = st.sidebar.text_input("Open a model folder on this server", key=K_FOLDER, on_change=_use_folder,
-                                   placeholder="/path/to/a/model/folder",
+                                   placeholder="/path/to/a/model/folder", persist_state="session",
                                    help="Single-user mode: any folder this server can read (ours, or a Hugging "
                                         "Face seq2seq model saved with save_pretrained).")
     if not folder.strip():
@@ -87,28 +87,49 @@ def _folder_entry() -> registry.ModelEntry | None:
         return None
 
 
-def model_picker() -> tuple[str, Engine] | None:
-    """Sidebar: choose a model from the registry and show its card. Returns (key, engine), or None after
-    showing an error (no model, or one that cannot be opened)."""
+def _chosen_entries() -> list[registry.ModelEntry]:
+    """The registry's entries, plus the folder typed in single-user mode, plus the folder chosen on an earlier
+    page (so that the model stays the same on every page even if the box was emptied)."""
     available = registry.entries()
-    folder = _folder_entry()
-    if folder is not None and folder.key not in {e.key for e in available}:
-        available = [*available, folder]
-    if not available:
-        st.sidebar.error("No model is available: train one into checkpoints/ or name a folder in "
-                         f"{registry.ENV_DIRS} or {registry.ENV_HF}.")
+    for extra in (_folder_entry(), _entry_of(st.session_state.get(K_MODEL))):
+        if extra is not None and extra.key not in {e.key for e in available}:
+            available = [*available, extra]
+    return available
+
+
+def _entry_of(key: Any) -> registry.ModelEntry | None:
+    if not isinstance(key, str) or not key.startswith(registry.FOLDER_KEY):
         return None
+    try:
+        return registry.resolve(key)
+    except KeyError:
+        return None
+
+
+def model_picker() -> tuple[str, Engine] | str:
+    """Sidebar: choose a model from the registry and show its card. Returns (key, engine), or what went wrong
+    and what to do about it (no model, or one that cannot be opened), for the page's main area."""
+    available = _chosen_entries()
+    if not available:
+        return (f"No model is available. What to do: train one into checkpoints/ (`python -m model train`), or "
+                f"have the server's operator name a folder in {registry.ENV_DIRS} or {registry.ENV_HF}.")
     keys = [e.key for e in available]
-    if st.session_state.get(K_MODEL) not in keys:
+    was = st.session_state.get(K_MODEL)
+    if was not in keys:
         st.session_state[K_MODEL] = registry.default_key(available)
+        if was is not None:
+            st.warning(f"The model chosen before ({text(was)}) is not offered by this server any more, so this "
+                       f"page shows {text(st.session_state[K_MODEL])}.")
     titles = {e.key: e.title for e in available}
     key = st.sidebar.selectbox("Model", keys, key=K_MODEL, format_func=titles.get, persist_state="session",
                                help="Shipped checkpoints, plus folders and models the server's operator allows.")
     try:
         engine = get_engine(key)
     except (CheckpointError, OSError, ImportError) as exc:
-        st.sidebar.error(f"Cannot open this model: {text(exc)}")
-        return None
+        st.sidebar.error(f"Cannot open {text(titles[key])}.")
+        return (f"Cannot open the model {text(titles[key])}: {text(exc)}\n\nWhat to do: choose another model in "
+                f"the sidebar; if this folder is yours, fix what the message names (or save it again with "
+                f"`save_pretrained` / `python -m model train`) and reload the page.")
     head, metrics = _card_lines(engine.card)
     st.sidebar.markdown(f"{head} · {engine.n_encoder_layers}+{engine.n_decoder_layers} layers × "
                         f"{engine.n_heads} heads")
@@ -128,8 +149,21 @@ def _mark_custom() -> None:
     st.session_state[K_PRESET] = CUSTOM
 
 
-def text_inputs(engine: Engine, container=None) -> tuple[str, str, dict[str, Any] | None]:
-    """Preset picker, source and reference target. Returns (source, target, preset or None)."""
+def _source_edited() -> None:
+    """A new sentence is no longer the preset's: neither is the preset's reference, which would otherwise be
+    teacher-forced onto it."""
+    p = preset(st.session_state.get(K_PRESET, CUSTOM))
+    if p is not None and st.session_state.get(K_TARGET) == p.get("target", ""):
+        st.session_state[K_TARGET] = ""
+    _mark_custom()
+
+
+LONG_SOURCE = 80  # characters; a longer source gets a multi-line box
+
+
+def text_inputs(engine: Engine, container=None, cols=None) -> tuple[str, str, dict[str, Any] | None]:
+    """Preset picker, source and reference target (cols: two containers for the picker and the source).
+    Returns (source, target, preset or None)."""
     box = container or st
     pair = engine.card.get("pair")
     options = [p for p in presets() if pair is None or p["pair"] == pair] or presets()
@@ -138,11 +172,13 @@ def text_inputs(engine: Engine, container=None) -> tuple[str, str, dict[str, Any
         st.session_state[K_PRESET] = ids[1] if len(ids) > 1 else CUSTOM
         _apply_preset()
     titles = {p["id"]: p["title"] for p in options} | {CUSTOM: "your own sentence"}
-    cols = box.columns([2, 3])
+    cols = cols or box.columns([2, 3])
     chosen = cols[0].selectbox("Example", ids, key=K_PRESET, format_func=titles.get, on_change=_apply_preset,
                                persist_state="session")
-    source = cols[1].text_input("Source sentence", key=K_SOURCE, on_change=_mark_custom,
-                                persist_state="session", max_chars=2000)
+    long = len(st.session_state.get(K_SOURCE, "")) > LONG_SOURCE
+    field = cols[1].text_area if long else cols[1].text_input
+    source = field("Source sentence", key=K_SOURCE, on_change=_source_edited, persist_state="session",
+                   max_chars=2000, **({"height": 90} if long else {}))
     target = st.session_state.get(K_TARGET, "")
     return source, target, preset(chosen)
 
@@ -174,11 +210,12 @@ def show_warnings(trace: Trace) -> None:
 
 
 def page_header(title: str, caption: str) -> tuple[str, Engine]:
-    """The sidebar's model picker, then the page's title and one-line caption; stops the page when no model
-    can be opened (the picker has said why)."""
+    """The sidebar's model picker, then the page's title and one-line caption; stops the page, saying why and
+    what to do in the main area, when no model can be opened."""
     picked = model_picker()
     st.title(title)
     st.caption(caption)
-    if picked is None:
+    if isinstance(picked, str):
+        st.error(picked)
         st.stop()
     return picked

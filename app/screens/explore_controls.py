@@ -1,0 +1,231 @@
+"""Explore's controls: the decoding options, the step bar (with autoplay and keyboard), the view picker, the
+token chips, and the presenter-mode styling.
+
+View choices live in "keep" keys of session state that no widget owns: Streamlit drops a widget's key on a run
+that does not draw the widget (a run that stops on an error), and the browser then sent a stale empty value
+back on the next step click ("unknown attention kind None"). Widgets are seeded from the keep keys and copy
+valid values back in their on_change callbacks.
+"""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from app import state
+from app.render import views
+from app.services import DecodeOptions
+
+MODES = {"greedy": "Greedy", "beam": "Beam search", "sample": "Sampling", "teacher_forced": "Teacher forcing"}
+KINDS, VIEWS = views.KINDS, views.VIEWS
+KIND_SHORT = {"cross_attention": "Cross", "decoder_self_attention": "Decoder self",
+              "encoder_self_attention": "Encoder self"}
+VIEW_SHORT = {"grid": "Grid", "head": "Head", "mean": "Mean"}
+K_MODE, K_STEP, K_FORCED, K_RUN = "mode", "step", "forced", "run_key"
+K_KIND, K_VIEW, K_LAYER, K_HEAD, K_SCALE, K_BEAM = "kind", "view", "layer", "head", "scale", "beam"
+K_KIND_KEEP, K_VIEW_KEEP, K_LAYER_KEEP, K_HEAD_KEEP = "kind_keep", "view_keep", "layer_keep", "head_keep"
+K_PRESENT, K_PLAY, K_SPEED, K_LAST_TICK = "present", "playing", "speed", "play_tick"
+SPEEDS = [0.5, 1.0, 2.0, 3.0]  # seconds per step
+PRESENT_PX = 18  # smallest text in presenter mode
+
+CSS = """<style>
+.block-container{padding-top:2.6rem;padding-bottom:1rem}
+.block-container h1{font-size:1.5rem;padding:0 0 .2rem 0}
+.lens-chips{line-height:2.1em}
+.lens-chip{display:inline-block;padding:0 .45em;margin:0 .18em .2em 0;border-radius:.35em;background:#eef2f6;
+  font-family:'DejaVu Sans Mono',Menlo,monospace;font-size:.95em;color:#1f2933;border:1px solid #d9e2ec}
+.lens-chip.now{background:#d9480f;color:#fff;border-color:#d9480f;font-weight:600}
+.lens-chip.read{background:#dbe9f6;border-color:#89bedc}
+.lens-chip.forced{border:2px dashed #d9480f}
+.lens-chip.special{font-style:italic;color:#7b8794;background:#f5f7fa;border-style:dotted}
+.lens-label{color:#52606d;font-size:.85em;margin-right:.4em}
+.st-key-stepbar button{padding-left:.5rem;padding-right:.5rem}
+</style>"""
+# Presenter mode: no sidebar, everything at least PRESENT_PX.
+PRESENT_CSS = f"""<style>
+[data-testid='stSidebar'],[data-testid='stSidebarCollapsedControl'],[data-testid='stExpandSidebarButton']{{display:none}}
+.lens-chip,.lens-label,[data-testid='stCaptionContainer'],[data-testid='stMarkdownContainer'] p,
+[data-testid='stWidgetLabel'] p,.stButton p,[data-testid='stSegmentedControl'] p{{font-size:{PRESENT_PX}px !important}}
+</style>"""
+
+# Page-level keys (Streamlit has none): a script in a tiny iframe (st.iframe: same origin) listens on the page
+# and clicks the step bar's buttons, and gives them their tooltips (a button's `help` makes Streamlit draw it
+# twice). Typing in a box is left alone. The previous listener is removed first (one per page).
+KEYS_JS = """<script>
+const doc = window.parent.document;
+const keys = {ArrowRight: 'next', ArrowLeft: 'back', Home: 'reset', End: 'end', ' ': 'play'};
+const tips = {next: 'Next step (→)', back: 'Back one step (←)', reset: 'First step (Home)',
+              end: 'Last step (End)', play: 'Play / pause (space)'};
+const titles = () => Object.entries(tips).forEach(([k, t]) => {
+  const b = doc.querySelector('.st-key-' + k + ' button'); if (b) b.title = t; });
+if (window.parent.lensTips) clearInterval(window.parent.lensTips);
+window.parent.lensTips = setInterval(titles, 1000);
+if (window.parent.lensKeys) doc.removeEventListener('keydown', window.parent.lensKeys);
+window.parent.lensKeys = (e) => {
+  const t = e.target, name = keys[e.key];
+  if (!name || e.altKey || e.ctrlKey || e.metaKey || (t && (t.isContentEditable
+      || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName) || t.getAttribute('role') === 'slider'))) return;
+  const b = doc.querySelector('.st-key-' + name + ' button');
+  if (b && !b.disabled) { e.preventDefault(); b.click(); }
+};
+doc.addEventListener('keydown', window.parent.lensKeys);
+</script>"""
+
+
+def style(present: bool) -> None:
+    st.markdown(CSS + (PRESENT_CSS if present else ""), unsafe_allow_html=True)
+    with st.sidebar:
+        st.iframe(KEYS_JS, height=1)
+
+
+def chips(tokens, now: int | None = None, cls: str = "", forced: int = 0, special: frozenset[str] = frozenset()) -> str:
+    """Tokens as chips; `special` pieces (pad, end, decoder start, language codes) are drawn dotted and titled so.
+    Every token goes through state.text, so a token is always shown as text, never as markup."""
+    out = []
+    for i, t in enumerate(tokens):
+        c = "lens-chip" + (" now" if i == now else f" {cls}" if cls else "") + (" forced" if i < forced else "")
+        c += " special" if t in special else ""
+        title = f"position {i}" + (" · special token" if t in special else "")
+        out.append(f"<span class='{c}' title='{title}'>{state.text(t)}</span>")
+    return "<span class='lens-chips'>" + "".join(out) + "</span>"
+
+
+def joined(tokens) -> str:
+    """Pieces back to text for reading along (special tokens dropped)."""
+    return "".join(t for t in tokens if not (t.startswith("<") and t.endswith(">"))).replace("▁", " ").strip()
+
+
+def present_fonts(fig, px: int = PRESENT_PX):
+    """Every text of a figure at least px (presenter mode)."""
+    fig.update_layout(font_size=px, title_font_size=px + 2, coloraxis_colorbar_tickfont_size=px)
+    fig.update_xaxes(tickfont_size=px, title_font_size=px)
+    fig.update_yaxes(tickfont_size=px, title_font_size=px)
+    fig.update_annotations(font_size=px)
+    fig.update_traces(textfont_size=px, selector=dict(type="bar"))
+    return fig
+
+
+# ---- sidebar: decoding options ----------------------------------------------------------------------------
+def decoding_ui() -> DecodeOptions:
+    sb = st.sidebar
+    sb.subheader("Decoding")
+    if st.session_state.get(K_MODE) not in MODES:
+        st.session_state[K_MODE] = "greedy"
+    mode = sb.radio("Mode", list(MODES), key=K_MODE, format_func=MODES.get,
+                    help="Generate lets the model write its own translation; teacher forcing feeds it the "
+                         "reference, one token per row, as in training.")
+    kw = {"mode": mode}
+    if mode == "beam":
+        kw["beam_size"] = sb.slider("Beam width K", 1, 8, key="beam_size", **_default("beam_size", 4))
+    elif mode == "sample":
+        kw["temperature"] = sb.slider("Temperature", 0.1, 2.0, step=0.1, key="temperature",
+                                      **_default("temperature", 1.0))
+        kw["top_k"] = sb.number_input("Top-k (0 = all tokens)", 0, 100, key="sample_top_k",
+                                      **_default("sample_top_k", 0))
+        kw["seed"] = sb.number_input("Seed", 0, 10_000, key="seed", **_default("seed", 0))
+    return DecodeOptions(**kw)
+
+
+def _default(key: str, value) -> dict:
+    """A widget's default, unless session state (a link) already holds its value."""
+    return {} if key in st.session_state else {"value": value}
+
+
+# ---- view picker ----------------------------------------------------------------------------------------------
+def _copy(widget_key: str, keep_key: str, allowed) -> None:
+    if st.session_state.get(widget_key) in allowed:
+        st.session_state[keep_key] = st.session_state[widget_key]
+
+
+def _seed(widget_key: str, keep_key: str, allowed, default):
+    """The kept value (or default) into the widget's key before the widget is drawn; returns it."""
+    value = st.session_state.get(keep_key)
+    if value not in allowed:
+        value = st.session_state[keep_key] = default
+    st.session_state[widget_key] = value
+    return value
+
+
+def view_ui(engine, cols) -> tuple[str, str, int, int, str]:
+    """Attention kind, head view, layer, head and colour scale into the given columns (5)."""
+    kind = _seed(K_KIND, K_KIND_KEEP, KINDS, "cross_attention")
+    cols[0].segmented_control("Attention", list(KINDS), key=K_KIND, format_func=KIND_SHORT.get, required=True,
+                              label_visibility="collapsed",
+                              on_change=_copy, args=(K_KIND, K_KIND_KEEP, KINDS),
+                              help="Cross: decoder rows over source tokens. Decoder self: over the target "
+                                   "prefix (masked future hatched). Encoder self: source over source.")
+    view = _seed(K_VIEW, K_VIEW_KEEP, VIEWS, "grid")
+    cols[1].segmented_control("Heads", list(VIEWS), key=K_VIEW, format_func=VIEW_SHORT.get, required=True,
+                              label_visibility="collapsed",
+                              on_change=_copy, args=(K_VIEW, K_VIEW_KEEP, VIEWS),
+                              help="Grid: every layer × head. One head: a single map, large. Mean: over heads.")
+    n_layers = engine.n_encoder_layers if kind == "encoder_self_attention" else engine.n_decoder_layers
+    layers, heads = range(n_layers), range(engine.n_heads)
+    layer = _seed(K_LAYER, K_LAYER_KEEP, layers, 0)
+    cols[2].selectbox("Layer", layers, key=K_LAYER, format_func=lambda i: f"L{i + 1}", disabled=view != "head",
+                      label_visibility="collapsed", on_change=_copy, args=(K_LAYER, K_LAYER_KEEP, layers))
+    head = _seed(K_HEAD, K_HEAD_KEEP, heads, 0)
+    cols[3].selectbox("Head", heads, key=K_HEAD, format_func=lambda i: f"H{i + 1}", disabled=view != "head",
+                      label_visibility="collapsed", on_change=_copy, args=(K_HEAD, K_HEAD_KEEP, heads))
+    scale = cols[4].selectbox("Colour scale", ["fixed", "stretch"], key=K_SCALE, label_visibility="collapsed",
+                              format_func={"fixed": "0 – 1", "stretch": "0 – max"}.get)
+    return kind, view, layer, head, scale
+
+
+# ---- step bar -------------------------------------------------------------------------------------------------
+def _set_step(value: int, m: int) -> None:
+    st.session_state[K_STEP] = max(1, min(m, value))
+    st.session_state[K_PLAY] = False
+
+
+def _toggle_play(m: int) -> None:
+    playing = not st.session_state.get(K_PLAY)
+    if playing and st.session_state.get(K_STEP, 1) >= m:
+        st.session_state[K_STEP] = 1
+    st.session_state[K_PLAY] = playing
+    st.session_state[K_LAST_TICK] = 0.0
+
+
+def step_bar(m: int) -> int:
+    """First / back / next / last / play, speed and a slider in one compact row; returns the step (1..m)."""
+    step = st.session_state[K_STEP] = max(1, min(m, st.session_state.get(K_STEP, 1)))
+    playing = bool(st.session_state.get(K_PLAY))
+    bar = st.container(key="stepbar")
+    cols = bar.columns([0.75, 0.75, 0.9, 0.75, 0.75, 1.15, 3.6], vertical_alignment="center", gap="small")
+    buttons = [("reset", ":material/first_page:", 1, step <= 1),
+               ("back", ":material/chevron_left:", step - 1, step <= 1),
+               ("next", ":material/chevron_right:", step + 1, step >= m), ("end", ":material/last_page:", m, step >= m)]
+    for col, (key, icon, target, off) in zip(cols, buttons):
+        col.button(icon, key=key, on_click=_set_step, args=(target, m), disabled=off, width="stretch",
+                   type="primary" if key == "next" else "secondary")
+    cols[4].button(":material/pause:" if playing else ":material/play_arrow:", key="play", width="stretch",
+                   on_click=_toggle_play, args=(m,), disabled=m <= 1)
+    if K_SPEED not in st.session_state:
+        st.session_state[K_SPEED] = 1.0
+    cols[5].selectbox("Speed", SPEEDS, key=K_SPEED, format_func=lambda s: f"{s:g} s", label_visibility="collapsed",
+                      help="Seconds per step while playing")
+    if m > 1:
+        cols[6].slider("Step", 1, m, key=K_STEP, label_visibility="collapsed", on_change=_stop_play)
+    else:
+        cols[6].caption("This run has a single step.")
+    return st.session_state[K_STEP]
+
+
+def _stop_play() -> None:
+    st.session_state[K_PLAY] = False
+
+
+def tick(m: int) -> None:
+    """While playing, one step per period of the fragment's run_every; at the last step playing stops."""
+    if not st.session_state.get(K_PLAY):
+        return
+    now = time.monotonic()
+    if now - st.session_state.get(K_LAST_TICK, 0.0) < 0.8 * st.session_state.get(K_SPEED, 1.0):
+        return
+    st.session_state[K_LAST_TICK] = now
+    step = st.session_state.get(K_STEP, 1)
+    if step >= m:
+        st.session_state[K_PLAY] = False
+        st.rerun(scope="app")  # the fragment stops re-running itself
+    st.session_state[K_STEP] = step + 1

@@ -1,0 +1,108 @@
+"""Explore's panels beside and below the attention picture: the step's tokens and next-token chart, forcing a
+token, the live beams and the exports."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app import exports, state
+from app.render import figures
+from app.screens.explore_controls import K_FORCED, K_STEP, chips, joined, present_fonts
+
+
+def _force(prefix_ids: tuple[int, ...], choice_key: str, ids: dict[str, int]) -> None:
+    st.session_state[K_FORCED] = (*prefix_ids, ids[st.session_state[choice_key]])
+    st.session_state[K_STEP] = len(prefix_ids) + 1
+
+
+def _unforce() -> None:
+    st.session_state[K_FORCED] = ()
+
+
+# ---- views ----------------------------------------------------------------------------------------------------
+def step_panel(engine, trace, step: int, teacher: bool, forced: int, present: bool) -> None:
+    """The step's words, in the narrow column beside the picture (presenter mode: the words only)."""
+    t = step - 1
+    s = trace.steps[t]
+    special = engine.special_pieces()
+    st.markdown(f"**Step {step} of {trace.m}**")
+    label = "Reference read so far" if teacher else "Output so far"
+    st.container(key="prefix").markdown(f"<span class='lens-label'>{label}</span>"
+                                        + chips(trace.target_tokens[:step], now=t, forced=forced, special=special),
+                                        unsafe_allow_html=True)
+    st.markdown(f"<span class='lens-label'>as text</span> {state.text(joined(trace.target_tokens[:step]))}",
+                unsafe_allow_html=True)
+    st.markdown(f"<span class='lens-label'>row {t} read</span>"
+                + chips([trace.decoder_input_tokens[t]], cls="read", special=special)
+                + f"<span class='lens-label'>and {'had to predict' if teacher else 'chose'}</span>"
+                + chips([trace.target_tokens[t]], now=0), unsafe_allow_html=True)
+    if teacher:
+        verdict = ":green[matches]" if s.extra.get("correct") else ":red[differs from]"
+        st.markdown(f"Model's top guess: {chips([s.token])} ({s.prob:.1%}) {verdict} the reference "
+                    f"{chips([trace.target_tokens[t]])} (p = {s.extra.get('target_prob', 0):.1%}).",
+                    unsafe_allow_html=True)
+
+
+def topk_panel(trace, step: int, teacher: bool, present: bool, height: int | None = None) -> None:
+    s = trace.steps[step - 1]
+    fig = figures.topk_bar(s.top_k, chosen=s.token, reference=trace.target_tokens[step - 1] if teacher else None,
+                           title=f"Next token at step {step}")
+    if present:
+        present_fonts(fig)
+    fig.update_layout(height=height or min(fig.layout.height, 60 + 26 * len(s.top_k)))
+    st.plotly_chart(fig, key="topk", theme=None, config={"displayModeBar": False})
+    st.caption("Orange: the token " + ("the model would pick; outlined: the reference." if teacher
+                                       else "decoding chose."))
+
+
+def force_ui(engine, trace, step: int) -> None:
+    t = step - 1
+    s = trace.steps[t]
+    ids = {tok: i for tok, _ in s.top_k if tok != s.token and (i := engine.piece_to_id(tok)) is not None}
+    cols = st.columns([3, 2], vertical_alignment="bottom")
+    if ids:
+        cols[0].selectbox("Force another token here", list(ids), key="force_choice",
+                          help="Re-decode from here as if the model had chosen this candidate.")
+        prefix = tuple(trace.steps[i].id for i in range(t))
+        cols[1].button("Force it", key="force", on_click=_force, args=(prefix, "force_choice", ids),
+                       width="stretch")
+    else:
+        cols[0].caption("No other candidate can be forced here.")
+    if st.session_state.get(K_FORCED):
+        st.button("Undo forcing", key="unforce", on_click=_unforce)
+
+
+def beam_panel(trace, step: int) -> None:
+    st.markdown("#### Beams")
+    if trace.beam_steps:
+        live = trace.beam_steps[min(step, len(trace.beam_steps)) - 1]
+        st.markdown(f"Live beams after step {min(step, len(trace.beam_steps))}:")
+        st.dataframe([{"rank": i + 1, "prefix": " ".join(b["tokens"]), "text": joined(b["tokens"]),
+                       "log-prob": round(float(b["score"]), 3)} for i, b in enumerate(live)],
+                     hide_index=True, width="stretch")
+    st.caption("Beam search keeps the K best partial translations at every step; each finished hypothesis "
+               "has its own attention, chosen with 'Hypothesis' above.")
+
+
+def export_panel(trace, fig, name: str, run_name: str) -> None:
+    with st.expander("Export this run"):
+        cols = st.columns(6)
+        if exports.image_export_available():
+            cols[0].download_button("PNG (this view)", lambda: exports.image(fig, "png"), f"{name}.png",
+                                    "image/png", key="dl_png", on_click="ignore")
+            cols[1].download_button("SVG (this view)", lambda: exports.image(fig, "svg"), f"{name}.svg",
+                                    "image/svg+xml", key="dl_svg", on_click="ignore")
+        else:
+            cols[0].info("PNG/SVG need Chrome or Chromium on the server; use the camera icon on a chart.")
+        cols[2].download_button("HTML report", lambda: exports.html_report(trace), f"{run_name}.html", "text/html",
+                                key="dl_html", on_click="ignore")
+        cols[3].download_button("CSV (long)", lambda: exports.csv_bytes(trace), f"{run_name}.csv", "text/csv",
+                                key="dl_csv", on_click="ignore")
+        cols[4].download_button("Trace JSON", lambda: exports.json_bytes(trace), f"{run_name}.json",
+                                "application/json", key="dl_json", on_click="ignore")
+        cols[5].download_button("Trace NPZ", lambda: exports.npz_bytes(trace), f"{run_name}.npz",
+                                "application/octet-stream", key="dl_npz", on_click="ignore")
+        st.caption("The HTML report holds every step and every attention map and opens offline; the CSV has one "
+                   "row per weight (kind, layer, head, query, key, weight).")
+
+

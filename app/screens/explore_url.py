@@ -1,0 +1,128 @@
+"""The Explore page's state in the URL (names as DESIGN.md gives them): a link reproduces the page.
+
+On a session's first run the query parameters are read into session state (each checked; a bad or stale one
+is dropped with a notice and its default kept); after every run the current state is written back, so a
+reload or a shared link opens the same page. Layers and heads are 1-based in the URL, 0-based in state.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from app import registry
+from app.screens import explore_controls as ctl
+from app.state import CUSTOM, K_MODEL, K_PRESET, K_SOURCE, K_TARGET, presets
+
+MODES = ("greedy", "beam", "sample", "teacher_forced")
+KIND_CODES = {"cross": "cross_attention", "dec": "decoder_self_attention", "enc": "encoder_self_attention"}
+CODE_OF = {v: k for k, v in KIND_CODES.items()}
+VIEWS = ("grid", "head", "mean")
+ORDER = ("model", "text", "target", "mode", "beam", "temperature", "top_k", "seed", "step", "kind", "view",
+         "layer", "head", "present")
+K_READ, K_NOTICES, K_PENDING_STEP = "url_read", "url_notices", "url_step"
+K_BEAM_SIZE, K_TEMPERATURE, K_TOP_K, K_SEED = "beam_size", "temperature", "sample_top_k", "seed"
+
+
+def _number(raw: str, cast, lo, hi):
+    value = cast(raw)
+    if not lo <= value <= hi:
+        raise ValueError(f"outside {lo}..{hi}")
+    return value
+
+
+def _one_of(raw: str, allowed) -> str:
+    if raw not in allowed:
+        raise ValueError(f"not one of {', '.join(allowed)}")
+    return raw
+
+
+def _text(raw: str, empty_ok: bool) -> str:
+    if len(raw) > 2000 or not (empty_ok or raw.strip()):
+        raise ValueError("empty" if len(raw) <= 2000 else "longer than 2000 characters")
+    return raw
+
+
+def apply(params: dict[str, str]) -> list[str]:
+    """Put a link's state into session state; returns a notice per parameter that could not be used.
+    The model, layer and head ranges are checked later, against the engine (check_ranges)."""
+    ss, notices = st.session_state, []
+    rules = {
+        "model": (K_MODEL, lambda r: _one_of(r, [e.key for e in registry.entries()])),
+        "text": (K_SOURCE, lambda r: _text(r, False)),
+        "target": (K_TARGET, lambda r: _text(r, True)),
+        "mode": (ctl.K_MODE, lambda r: _one_of(r, MODES)),
+        "beam": (K_BEAM_SIZE, lambda r: _number(r, int, 1, 8)),
+        "temperature": (K_TEMPERATURE, lambda r: round(_number(r, float, 0.1, 2.0), 1)),
+        "top_k": (K_TOP_K, lambda r: _number(r, int, 0, 100)),
+        "seed": (K_SEED, lambda r: _number(r, int, 0, 10_000)),
+        "step": (K_PENDING_STEP, lambda r: _number(r, int, 1, 10_000)),
+        "kind": (ctl.K_KIND_KEEP, lambda r: KIND_CODES[_one_of(r, tuple(KIND_CODES))]),
+        "view": (ctl.K_VIEW_KEEP, lambda r: _one_of(r, VIEWS)),
+        "layer": (ctl.K_LAYER_KEEP, lambda r: _number(r, int, 1, 64) - 1),
+        "head": (ctl.K_HEAD_KEEP, lambda r: _number(r, int, 1, 64) - 1),
+        "present": (ctl.K_PRESENT, lambda r: _one_of(r, ("0", "1")) == "1"),
+    }
+    for name, raw in params.items():
+        if name not in rules:
+            notices.append(f"`{name}` is not a link parameter of this page; ignored.")
+            continue
+        key, parse = rules[name]
+        try:
+            ss[key] = parse(raw)
+        except (ValueError, KeyError) as exc:
+            notices.append(f"`{name}={raw[:40]}` cannot be used ({exc or 'not valid'}); the default is shown.")
+    if "text" in params and K_SOURCE in ss:
+        match = next((p for p in presets() if p["source"] == ss[K_SOURCE]), None)
+        ss[K_PRESET] = match["id"] if match else CUSTOM
+        if "target" not in params:
+            ss[K_TARGET] = match.get("target", "") if match else ""
+    return notices
+
+
+def read_once() -> None:
+    """On the session's first run: the URL's state into session state, notices kept for the page."""
+    if st.session_state.get(K_READ):
+        return
+    st.session_state[K_READ] = True
+    st.session_state[K_NOTICES] = apply(st.query_params.to_dict())
+
+
+def check_ranges(n_layers: int, n_heads: int) -> None:
+    """A layer or head the chosen model does not have (a stale link) goes back to 1, with a notice."""
+    for key, n, name in ((ctl.K_LAYER_KEEP, n_layers, "layer"), (ctl.K_HEAD_KEEP, n_heads, "head")):
+        if st.session_state.get(key, 0) >= n:
+            st.session_state.setdefault(K_NOTICES, []).append(
+                f"This model has {n} {name}s; {name} {st.session_state[key] + 1} from the link is shown as 1.")
+            st.session_state[key] = 0
+
+
+def show_notices() -> None:
+    for note in st.session_state.pop(K_NOTICES, []):
+        st.warning(note, icon=":material/link_off:")
+
+
+def current(model_key: str, source: str, target: str | None, mode: str, step: int, kind: str, view: str,
+            layer: int, head: int) -> dict[str, str]:
+    ss = st.session_state
+    p: dict[str, Any] = {"model": model_key, "text": source}
+    if mode == "teacher_forced":
+        p["target"] = target or ""
+    p["mode"] = mode
+    if mode == "beam":
+        p["beam"] = ss.get(K_BEAM_SIZE, 4)
+    if mode == "sample":
+        p |= {"temperature": ss.get(K_TEMPERATURE, 1.0), "top_k": ss.get(K_TOP_K, 0), "seed": ss.get(K_SEED, 0)}
+    p |= {"step": step, "kind": CODE_OF[kind], "view": view, "layer": layer + 1, "head": head + 1,
+          "present": int(bool(ss.get(ctl.K_PRESENT)))}
+    return {k: str(p[k]) for k in ORDER if k in p}
+
+
+def write(params: dict[str, str]) -> str:
+    """The state into the address bar; returns the link to it."""
+    if st.query_params.to_dict() != params:
+        st.query_params.from_dict(params)
+    base = (st.context.url or "").split("?")[0]
+    return f"{base}?{urlencode(params)}"

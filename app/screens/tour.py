@@ -1,0 +1,77 @@
+"""A guided tour for a lesson, entered from Explore: prepared states, each with a sentence or two and Back /
+Next. A stop is a set of link parameters (explore_url.apply puts them into the page) or, for the Leakage lab,
+that page's switches and a link to it."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app.screens import explore_url as url
+
+K_TOUR = "tour_stop"
+LEAKAGE_PAGE = "screens/leakage_lab.py"
+STOPS = [
+    {"title": "Which word resolves 'bank'?",
+     "text": "Encoder self-attention, layer 1 head 1: the row of 'bank' puts almost all of its weight (0.99) on "
+             "'river'. That is how the encoder knows this bank is a river bank before any French is written.",
+     "params": {"text": "the dog sat near the bank of the river .", "mode": "greedy", "kind": "enc",
+                "view": "head", "layer": "1", "head": "1", "step": "1"}},
+    {"title": "The cross-attention diagonal",
+     "text": "Each French word looks back at the English word it translates, so the bright cells run down the "
+             "diagonal. Press → to watch it grow one row per step.",
+     "params": {"text": "the cat sat .", "mode": "greedy", "kind": "cross", "view": "grid", "step": "1"}},
+    {"title": "Reordering in German → English",
+     "text": "German puts the verb at the end of the clause: the English 'chased' and 'barked' reach forward to "
+             "'jagte' and 'bellte', and the diagonal breaks.",
+     "params": {"model": "de-en", "text": "Der Hund, den die Katze jagte, bellte.", "mode": "greedy",
+                "kind": "cross", "view": "mean", "step": "99"}},
+    {"title": "The causal mask, drawn as a mask",
+     "text": "Teacher forcing feeds the whole reference at once; the hatched grey cells are the future positions "
+             "each row is not allowed to see. White cells were visible but got no weight.",
+     "params": {"model": "en-fr", "text": "the cat sat .", "target": "le chat s' assit .",
+                "mode": "teacher_forced", "kind": "dec", "view": "head", "layer": "1", "head": "1", "step": "99"}},
+    {"title": "Leakage lab: mask and shift off",
+     "text": "Switch off the causal mask and the right shift and the decoder can read the very token it must "
+             "predict: it copies it, and the accuracy becomes meaningless.",
+     "leakage": {"leak_view": "switches", "leak_causal": False, "leak_shift": False}},
+    {"title": "The broken models",
+     "text": "Two models were trained with the mask or the shift missing. Fed their own training setting they look "
+             "perfect; decoding for real, one token at a time, they fall apart.",
+     "leakage": {"leak_view": "broken"}},
+]
+
+
+def go(i: int) -> None:
+    """Open stop i (callbacks only: they run before the page is drawn)."""
+    st.session_state[K_TOUR] = i
+    stop = STOPS[i]
+    if "params" in stop:
+        st.session_state[url.K_NOTICES] = url.apply(stop["params"])
+    for key, value in stop.get("leakage", {}).items():
+        st.session_state[key] = value
+
+
+def leave() -> None:
+    st.session_state.pop(K_TOUR, None)
+
+
+def start_button(container) -> None:
+    container.button(":material/school: Tour", key="tour_start", on_click=go, args=(0,), width="stretch")
+
+
+def panel() -> None:
+    """The current stop's explanation and Back / Next (nothing when no tour is on)."""
+    i = st.session_state.get(K_TOUR)
+    if i is None:
+        return
+    stop = STOPS[i]
+    box = st.container(border=True, key="tour")
+    cols = box.columns([8, 1, 1, 1], vertical_alignment="center")
+    cols[0].markdown(f"**Tour {i + 1}/{len(STOPS)} · {stop['title']}** {stop['text']}")
+    cols[1].button(":material/arrow_back:", key="tour_back", on_click=go, args=(i - 1,),
+                   disabled=i == 0, width="stretch")
+    cols[2].button(":material/arrow_forward:", key="tour_next", on_click=go, args=(i + 1,),
+                   disabled=i == len(STOPS) - 1, width="stretch")
+    cols[3].button(":material/close:", key="tour_end", on_click=leave, width="stretch")
+    if "leakage" in stop:
+        cols[0].page_link(LEAKAGE_PAGE, label="Open the Leakage lab", icon=":material/arrow_outward:")

@@ -1,0 +1,47 @@
+"""What the Explore browser tests share: a server on the shipped checkpoints and a Chromium page on it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+import pytest
+
+from tests.fixtures.browser import CHROMIUM, LAUNCH_ARGS, ROOT, free_port, serve
+
+# JS: texts of the labels in the main area's buttons that the browser shows cut (ellipsis or overflow).
+CUT_LABELS = """() => [...document.querySelectorAll("[data-testid='stMain'] button")]
+    .filter(b => b.offsetParent !== null)
+    .flatMap(b => [b, ...b.querySelectorAll('*')])
+    .filter(e => e.textContent.trim() && e.scrollWidth > e.clientWidth + 1)
+    .map(e => e.textContent.trim())"""
+
+
+@pytest.fixture(scope="module")
+def shipped_server():
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"no Chromium at {CHROMIUM}")
+    if not (ROOT / "checkpoints" / "en-fr" / "config.json").is_file():
+        pytest.skip("needs the shipped checkpoints/en-fr")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
+    proc = serve(env, port := free_port())
+    yield f"http://127.0.0.1:{port}"
+    proc.terminate()
+    proc.wait(timeout=15)
+
+
+@contextlib.contextmanager
+def open_page(url: str, width: int, height: int, query: str = ""):
+    """A fresh browser at width x height on the page, once its step bar is drawn."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=1)
+            page.goto(url + query)
+            page.locator(".st-key-next button").wait_for(timeout=60_000)
+            page.locator(".st-key-attention .js-plotly-plot").wait_for(timeout=60_000)
+            yield page
+        finally:
+            browser.close()
