@@ -18,6 +18,7 @@ from app.screens import vocabulary
 from app.services import CheckpointError, DecodeOptions, ModelInputError
 
 TRIO = ("en-fr", "en-fr-no-causal-mask", "en-fr-no-shift")
+TRIO_PAIR = "en-fr"  # the language pair the three broken-model folders translate
 VIEWS = {"switches": "Switches & leakage meter", "probe": "Causality probe", "broken": "Broken models"}
 K_VIEW, K_CAUSAL, K_SHIFT, K_HEAD = "leak_view", "leak_causal", "leak_shift", "leak_head"
 K_LABELS, K_SIGNATURE, K_SAMPLE = "leak_probe_labels", "leak_signature", "leak_sample_n"
@@ -168,7 +169,20 @@ def probe_view(model_key: str, source: str, target: str, causal: bool, shift: bo
 
 
 # ---- view 3: the shipped broken models -------------------------------------------------------------------------
-def broken_view(source: str, target: str) -> None:
+def trio_sentence(engine, source: str, target: str) -> tuple[str, str, str | None]:
+    """(source, target, why) for the en-fr trio: the page's sentence when the current model reads English,
+    else the first en-fr example (never a sentence of another language: the healthy model would look broken
+    on it), with the reason said."""
+    if engine.card.get("pair") == TRIO_PAIR:
+        return source, target, None
+    example = next(p for p in state.presets() if p["pair"] == TRIO_PAIR)
+    pair = state.text(engine.card.get("pair") or engine.family)
+    return example["source"], example.get("target", ""), (
+        f"The three models below translate English into French, and the sentence above is for {pair}: they "
+        f"are shown on the en-fr example “{state.text(example['source'])}” instead.")
+
+
+def broken_view(engine, source: str, target: str) -> None:
     # A shipped folder appears while it trains; it is a model once its card is written.
     available = {e.key: e for e in registry.entries() if (e.path / "card.json").is_file()}
     missing = [k for k in TRIO if k not in available]
@@ -198,6 +212,9 @@ def broken_view(source: str, target: str) -> None:
         st.session_state[K_SIGNATURE] = "next_position"
     signature = st.radio("Attention signature", list(SIGNATURES), key=K_SIGNATURE, horizontal=True,
                          format_func=SIGNATURES.get)
+    source, target, why = trio_sentence(engine, source, target)
+    if why:
+        st.info(why, icon=":material/translate:")
     st.markdown(f"**On this sentence**, each model in teacher forcing as it was trained, then writing on its own "
                 f"(greedy): “{state.text(plain(source))}”")
     cols = st.columns(3)
@@ -294,7 +311,7 @@ def main() -> None:
     elif view == "probe":
         probe_view(model_key, source, target, causal, shift)
     else:
-        broken_view(source, target)
+        broken_view(engine, source, target)
 
 
 main()

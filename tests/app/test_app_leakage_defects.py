@@ -1,0 +1,47 @@
+"""Issue 15's Leakage lab defects under AppTest, on the shipped models: the broken-models view never feeds the
+en-fr trio a sentence of another language."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from app import registry
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "app" / "screens" / "leakage_lab.py")
+EN_FR = next(p for p in json.loads((ROOT / "assets" / "presets.json").read_text(encoding="utf-8"))["presets"]
+             if p["pair"] == "en-fr")
+
+
+def broken_view(monkeypatch, model: str) -> AppTest:
+    monkeypatch.setattr(registry, "SOURCES", [registry.shipped_entries])
+    monkeypatch.setenv("LENS_DEFAULT_MODEL", model)
+    st.cache_resource.clear()
+    at = AppTest.from_file(PAGE, default_timeout=300)
+    at.session_state["model"] = model
+    at.session_state["leak_view"] = "broken"
+    at.session_state["leak_sample_n"] = 16
+    return at.run()
+
+
+def test_de_en_selected_the_trio_reads_the_english_example(monkeypatch):
+    at = broken_view(monkeypatch, "de-en")
+    assert not at.exception
+    assert at.session_state["source"].startswith("Der Hund")  # the page's own sentence is the German preset
+    shown = next(m.value for m in at.markdown if m.value.startswith("**On this sentence**"))
+    assert EN_FR["source"] in shown and "Hund" not in shown
+    assert any("instead" in i.value and "de-en" in i.value for i in at.info)
+    healthy = next(c.value for c in at.caption if c.value.startswith("teacher-forced accuracy on this sentence"))
+    assert healthy.endswith("**100%**"), healthy  # was 10% on the German sentence
+
+
+def test_en_fr_selected_the_trio_reads_the_page_sentence(monkeypatch):
+    at = broken_view(monkeypatch, "en-fr")
+    assert not at.exception
+    shown = next(m.value for m in at.markdown if m.value.startswith("**On this sentence**"))
+    assert at.session_state["source"].split()[0] in shown
+    assert not any("instead" in i.value for i in at.info)
