@@ -7,6 +7,8 @@ import html
 import io
 import json
 import shutil
+import threading
+import warnings
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -39,13 +41,32 @@ def image_export_available() -> bool:
         return any(shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome", "chrome"))
 
 
+_KALEIDO = threading.Lock()
+
+
+@cache
+def _kaleido_server() -> None:
+    """Kaleido's one browser for this server process, started by the first export and kept open (kaleido >= 1.1;
+    pio.to_image uses it while it runs). Without it every export starts and quits its own Chromium: 4.7-4.9 s
+    each, against well under a second once it runs (benchmarks/RESULTS.md, part 7)."""
+    import kaleido
+
+    kaleido.start_sync_server(silence_warnings=True)
+    # plotly passes its request headers as kopts on every call, which a running server cannot take (and needs not)
+    warnings.filterwarnings("ignore", "The kopts argument is ignored if using a server", UserWarning)
+
+
 def image(fig: go.Figure, fmt: str, scale: float = 2.0) -> bytes:
     """PNG or SVG bytes of a figure. Raises ImageExportUnavailable with a plain message if no browser."""
     if fmt not in ("png", "svg"):
         raise ValueError(f"image format must be png or svg, got {fmt!r}")
+    if not image_export_available():  # the sync server would wait forever on a browser that cannot start
+        raise ImageExportUnavailable("PNG/SVG export needs Chrome or Chromium on the server")
     try:
         width = fig.layout.width or figures.WIDTH + 100
-        return pio.to_image(fig, format=fmt, width=width, scale=scale if fmt == "png" else 1.0)
+        with _KALEIDO:  # the sync server answers calls in turn; two sessions at once could get each other's image
+            _kaleido_server()
+            return pio.to_image(fig, format=fmt, width=width, scale=scale if fmt == "png" else 1.0)
     except Exception as exc:  # kaleido raises several types when Chrome is missing or fails to start
         raise ImageExportUnavailable(f"PNG/SVG export needs Chrome or Chromium on the server ({exc})") from exc
 
