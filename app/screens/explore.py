@@ -14,6 +14,7 @@ import streamlit as st
 
 from app import services, state
 from app.render import views
+from app.screens import explore_analysis as analysis
 from app.screens import explore_controls as ctl
 from app.screens import explore_panels as panels
 from app.screens import explore_url as url
@@ -149,6 +150,10 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
         step = ctl.step_bar(shown.m)
         kind, view, layer, head, scale = ctl.view_ui(engine, st.columns([2.6, 1.65, 0.85, 0.85, 1.0],
                                                                           vertical_alignment="center"))
+        reading = analysis.reading_ui()  # weights / norm-weighted / rollout (E-CONTRIB)
+        if reading != "weights":
+            full = run_or_stop(model_key, source, target, replace(options, contributions=True))
+            shown = analysis.as_reading(full, shown, reading)
         picture = "attention"
         if present:
             picture = st.segmented_control("Picture", ["attention", "next"], key=K_PICTURE, required=True,
@@ -159,6 +164,9 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
             fig = None
         else:
             fig = attention(shown, kind, view, step, layer, head, scale, present)
+            analysis.share_bar(shown, step)
+            if view == "head":
+                analysis.head_off_button(model_key, kind, layer, head)
             if chosen_note := st.session_state.get(K_NOTE):
                 st.caption(f":material/lightbulb: {state.text(chosen_note)}")
     with right:
@@ -168,6 +176,7 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
             panels.topk_panel(shown, step, teacher, present)
             if not teacher:
                 panels.force_ui(engine, shown, step)
+    analysis.ablation_panel(model_key, source, target, options, shown)
     if options.mode == "beam" and not present:
         panels.beam_panel(trace, step)
     link = url.write(url.current(model_key, source, target, options.mode, step, kind, view, layer, head))
