@@ -126,7 +126,7 @@ def model_picker() -> tuple[str, Engine] | str:
     try:
         engine = get_engine(key)
     except (CheckpointError, OSError, ImportError) as exc:
-        st.sidebar.error(f"Cannot open {text(titles[key])}.")
+        st.sidebar.error(f"Cannot open this model: {text(exc)}")
         return (f"Cannot open the model {text(titles[key])}: {text(exc)}\n\nWhat to do: choose another model in "
                 f"the sidebar; if this folder is yours, fix what the message names (or save it again with "
                 f"`save_pretrained` / `python -m model train`) and reload the page.")
