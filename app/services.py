@@ -15,6 +15,7 @@ import streamlit as st
 
 from app import registry
 from model.analysis import alignment
+from model.analysis.ablation import rank_heads
 from model.analysis.leakage import LeakageMeter, SampleReport, measure, repetition, sample_report, sample_test_split
 from model.analysis.probe import ProbeResult, probe
 from model.corpora import read_tsv
@@ -24,7 +25,7 @@ from model.engine.trace import KINDS
 
 __all__ = ["KINDS", "UNKNOWN_WORDS", "CheckpointError", "DecodeOptions", "Engine", "LeakageMeter", "ModelInputError",
            "Trace", "alignment", "alignment_report", "get_engine", "get_trace", "measure", "options_key",
-           "probe_sentence", "repetition", "sample_measures", "train_log"]
+           "head_ranking", "probe_sentence", "repetition", "sample_measures", "train_log"]
 
 
 # ---- models ---------------------------------------------------------------------------------------------
@@ -81,3 +82,12 @@ def alignment_report(model_key: str, data_file: str, n: int) -> alignment.Report
     """Every method counted against the gold links of the first n sentences of a gold TSV."""
     return alignment.run_alignment(get_engine(model_key), read_tsv(data_file)[:n], alignment.DEFAULT_METHOD,
                                    progress=False)
+
+
+@st.cache_data(max_entries=16, show_spinner="Switching every head off in turn…")
+def head_ranking(model_key: str, n: int) -> dict[str, Any]:
+    """Every head ranked by the teacher-forced loss increase when it alone is off, on the first n test pairs
+    of the model's language pair (model.analysis.ablation)."""
+    engine = get_engine(model_key)
+    examples = sample_test_split(engine.card.get("pair", "en-fr"), n)
+    return rank_heads(engine, [e.source for e in examples], [e.target for e in examples], progress=False)

@@ -15,7 +15,7 @@ import streamlit as st
 SCREENS = Path(__file__).resolve().parent / "screens"
 # (module, title, url path, icon); the first is the default page.
 PAGES = [("explore", "Explore", "", ":material/search:"), ("leakage_lab", "Leakage lab", "Leakage_lab", None),
-         ("alignment", "Alignment", "Alignment", None)]
+         ("alignment", "Alignment", "Alignment", None), ("heads", "Heads", "Heads", None)]
 
 st.set_page_config(page_title="Attention Lens", page_icon=":material/search:", layout="wide")
 st.navigation([st.Page(str(SCREENS / f"{module}.py"), title=title, icon=icon, default=not url,

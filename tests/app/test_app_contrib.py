@@ -3,14 +3,28 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
 
 from app.screens.explore_analysis import K_ABLATED
 from model.engine import DecodeOptions
-from tests.app.test_app import CAT, app, array, figure, heat_shapes, two_models  # noqa: F401  (fixtures)
+from tests.app.test_app import CAT, ENTRY, array, figure, heat_shapes
+
+
+@pytest.fixture
+def app(tiny_ckpt, monkeypatch) -> AppTest:
+    """Explore on the tiny checkpoint (the tiny_engine fixture's), with CAT typed in."""
+    monkeypatch.setenv("LENS_MODEL_DIRS", str(tiny_ckpt))
+    monkeypatch.setenv("LENS_DEFAULT_MODEL", tiny_ckpt.name)
+    at = AppTest.from_file(ENTRY, default_timeout=60)
+    at.session_state["source"] = CAT
+    at.session_state["preset"] = "custom"
+    return at.run()
 
 
 def weights_of(spec: dict) -> list[np.ndarray]:
-    return [array(t["z"]) for t in spec["data"] if t["type"] == "heatmap" and "masked" not in t.get("hovertemplate", "")]
+    return [array(t["z"]) for t in spec["data"]
+            if t["type"] == "heatmap" and "masked" not in t.get("hovertemplate", "")]
 
 
 def test_reading_switch_shows_the_contribution_arrays_in_every_view(app, tiny_engine):
@@ -40,7 +54,7 @@ def test_switch_a_head_off_and_undo(app, tiny_engine):
     app.segmented_control(key="view").set_value("head").run()
     app.button(key="head_off").click().run()
     assert not app.exception
-    assert app.session_state[K_ABLATED]["tiny-a"] == ("cross:1:1",)
+    assert app.session_state[K_ABLATED][tiny_engine.name] == ("cross:1:1",)
     assert any("cross:1:1" in m.value for m in app.markdown)
     spec = figure(app, "ablation_probs")
     plain = tiny_engine.trace(CAT)
@@ -49,5 +63,22 @@ def test_switch_a_head_off_and_undo(app, tiny_engine):
     np.testing.assert_allclose(array(spec["data"][0]["y"]), [s.prob for s in plain.steps], rtol=1e-6)
     np.testing.assert_allclose(array(spec["data"][1]["y"]), [s.prob for s in off.steps], rtol=1e-6)
     app.button(key="ablate_undo").click().run()
-    assert app.session_state[K_ABLATED]["tiny-a"] == ()
+    assert app.session_state[K_ABLATED][tiny_engine.name] == ()
     assert not [c for c in app.get("plotly_chart") if c.proto.id.endswith("-ablation_probs")]
+
+
+def test_heads_page_ranks_every_head_and_opens_one_on_explore(app, tiny_engine):
+    app.switch_page("screens/heads.py").run()
+    assert not app.exception
+    app.select_slider(key="heads_n").set_value(25).run()
+    app.button(key="heads_rank").click().run()
+    assert not app.exception
+    for code, layers in (("enc", 2), ("dec", 2), ("cross", 2)):
+        z = array(figure(app, f"heads_{code}")["data"][0]["z"])
+        assert z.shape == (layers, tiny_engine.n_heads)
+    app.button(key="open_cross_2_3").click().run()
+    assert not app.exception
+    assert app.session_state["view_keep"] == "head"
+    assert (app.session_state["layer_keep"], app.session_state["head_keep"]) == (1, 2)
+    assert app.segmented_control(key="view").value == "head"
+    assert "layer 2 · head 3" in figure(app, "attention")["layout"]["title"]["text"]
