@@ -8,7 +8,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from model.analysis.alignment.links import Gold, Link, parse_pharaoh
-from model.analysis.alignment.methods import BEST, DEFAULT_METHOD, SEARCH_THRESHOLDS, Method, selectors
+from model.analysis.alignment.methods import (
+    BEST,
+    CONTRIBUTION_KEYS,
+    DEFAULT_METHOD,
+    SEARCH_THRESHOLDS,
+    Method,
+    selectors,
+    weights_of,
+)
 from model.analysis.alignment.scoring import Tally
 from model.analysis.alignment.words import (
     READINGS,
@@ -18,6 +26,7 @@ from model.analysis.alignment.words import (
     WordMismatch,
     word_attention,
 )
+from model.analysis.contributions import contributions
 from model.engine import DecodeOptions, ModelInputError
 
 if TYPE_CHECKING:
@@ -40,7 +49,7 @@ class Aligned:
 
 
 def align_corpus(engine: Engine, examples: Sequence[Example], batch_size: int = 32, progress: bool = True,
-                 causal: bool | None = None, shift: bool | None = None) -> Iterator[Aligned]:
+                 causal: bool | None = None, shift: bool | None = None, weights: str = "raw") -> Iterator[Aligned]:
     """Teacher-force each example's target (in the setting the model was trained with, from its card, unless
     given) and yield its WordAttention, in order. Sentences whose pieces do not line up with their words, or
     that the model cannot read, are yielded with an error instead."""
@@ -71,7 +80,9 @@ def align_corpus(engine: Engine, examples: Sequence[Example], batch_size: int = 
         out = list(failed)
         for (k, _, src_pieces, src_words, labels, tgt_words), run in zip(ready, runs):
             try:
-                wa = word_attention(run.cross_attn, src_pieces, [engine.piece(i) for i in labels], src_words,
+                cross = run.cross_attn if weights == "raw" else contributions(
+                    run, engine.contribution_parts(run, options))[CONTRIBUTION_KEYS[weights]]["cross_attention"]
+                wa = word_attention(cross, src_pieces, [engine.piece(i) for i in labels], src_words,
                                     tgt_words, shift=shift, specials=specials)
                 out.append(Aligned(k, wa))
             except WordMismatch as exc:
@@ -105,14 +116,14 @@ class Report:
             out.update(scored[self.method].as_dict())
             m = self.method
             out["heads"] = [{"layer": li, "head": hi, "aer": self.tally[Method(m.extract, m.reading, li, hi,
-                                                                                m.threshold)].aer}
+                                                                                m.threshold, m.weights)].aer}
                             for li, hi in selectors(self.tally.layers, self.tally.heads) if hi is not None]
             out["readings"] = {}
             for reading in READINGS:
                 if self.selection:  # `best`: the best method of each reading, chosen and reported as above
                     pick = self.selection["per_reading"][reading]
                 else:
-                    pick = Method(m.extract, reading, m.layer, m.head, m.threshold)
+                    pick = Method(m.extract, reading, m.layer, m.head, m.threshold, m.weights)
                 out["readings"][reading] = {"method": pick.name if isinstance(pick, Method) else pick,
                                             **scored[pick].as_dict()}
         if self.selection:
@@ -151,7 +162,8 @@ def run_alignment(engine: Engine, examples: Sequence[Example], method: str = DEF
     split), its scores then reported on all of `examples`; otherwise, with 20 or more gold sentences, on the
     first half, scores reported on the second half (a held-out estimate); with fewer, chosen and reported on
     the same sentences, and the report says so."""
-    chosen = None if method == BEST else Method.parse(method)
+    weights = weights_of(method)
+    chosen = None if method.startswith(BEST) else Method.parse(method)
     thresholds = SEARCH_THRESHOLDS
     if chosen is not None:
         chosen.check(engine.n_decoder_layers, engine.n_heads)
@@ -159,14 +171,14 @@ def run_alignment(engine: Engine, examples: Sequence[Example], method: str = DEF
             thresholds = (*thresholds, chosen.threshold)
 
     def new() -> Tally:
-        return Tally(engine.n_decoder_layers, engine.n_heads, thresholds)
+        return Tally(engine.n_decoder_layers, engine.n_heads, thresholds, weights)
 
     golds = _golds(examples)
     pre = None
     if chosen is None and select_on is not None:
         pre_golds = _golds(select_on, "selection sentence")
         pre = new()
-        for item in align_corpus(engine, select_on, batch_size, progress):
+        for item in align_corpus(engine, select_on, batch_size, progress, weights=weights):
             if item.attention is not None and item.index in pre_golds and _fits(item.attention,
                                                                                 select_on[item.index]):
                 pre.add(item.attention, pre_golds[item.index])
@@ -178,7 +190,7 @@ def run_alignment(engine: Engine, examples: Sequence[Example], method: str = DEF
     select, held = (new(), new()) if split is not None else (None, None)
     kept: dict[int, WordAttention] = {}
     skipped: list[tuple[int, str]] = []
-    for item in align_corpus(engine, examples, batch_size, progress):
+    for item in align_corpus(engine, examples, batch_size, progress, weights=weights):
         if item.attention is None or not _fits(item.attention, examples[item.index]):
             skipped.append((item.index, item.error or MISFIT))
             continue

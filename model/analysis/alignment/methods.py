@@ -1,5 +1,9 @@
 """Extracting links from a word-attention matrix, and the method names that say how
-(`extract-reading-selector`, e.g. `argmax-shift-L2H1`)."""
+(`extract-reading-selector[-weights]`, e.g. `argmax-shift-L2H1`, `union-plain-mean-norm`).
+
+Weights: `raw` (the cross-attention weights, no suffix), `norm` (norm-weighted, alpha * ||v W_O^h||,
+Kobayashi et al. 2020) or `rollout` (cross-attention composed with the encoder's rollout, Abnar & Zuidema
+2020), both from model.analysis.contributions."""
 
 from __future__ import annotations
 
@@ -20,7 +24,9 @@ DEFAULT_THRESHOLD = 0.3
 # every head was the best choice that needs no head selection (AER 0.07 / 0.10).
 DEFAULT_READING = "plain"
 DEFAULT_METHOD = "union-plain-mean"
-BEST = "best"
+BEST = "best"  # or best-norm / best-rollout: the best method on those weights
+WEIGHTS = ("raw", "norm", "rollout")
+CONTRIBUTION_KEYS = {"norm": "norm_weighted", "rollout": "rollout"}  # the Trace's contributions groups
 SEARCH_THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5)  # the thresholds `best` tries
 
 
@@ -57,8 +63,11 @@ class Method:
     layer: int | None = None  # 1-based; None: the mean over layers
     head: int | None = None  # 1-based; None: the mean over the layer's heads
     threshold: float = DEFAULT_THRESHOLD
+    weights: str = "raw"
 
     def __post_init__(self) -> None:
+        if self.weights not in WEIGHTS:
+            raise ValueError(f"weights must be one of {WEIGHTS}, got {self.weights!r}")
         if self.extract not in EXTRACTS:
             raise ValueError(f"extraction must be one of {EXTRACTS}, got {self.extract!r}")
         if self.reading not in READINGS:
@@ -77,7 +86,7 @@ class Method:
     @property
     def name(self) -> str:
         how = f"threshold{self.threshold:g}" if self.extract == "threshold" else self.extract
-        return f"{how}-{self.reading}-{self.selector}"
+        return f"{how}-{self.reading}-{self.selector}" + ("" if self.weights == "raw" else f"-{self.weights}")
 
     def check(self, layers: int, heads: int) -> None:
         if self.layer is not None and not 1 <= self.layer <= layers:
@@ -93,12 +102,13 @@ class Method:
         """`argmax-shift-L2H1`, `threshold0.2-plain-layer2`, `union-mean`, `argmax` ... (parts after the
         extraction are optional: reading defaults to DEFAULT_READING, the selector to `mean`)."""
         parts = name.strip().split("-")
+        weights = parts.pop() if len(parts) > 1 and parts[-1] in WEIGHTS else "raw"
         match = re.fullmatch(r"(argmax|inter|union|threshold)([0-9.]*)", parts[0])
         if not match or (match.group(2) and match.group(1) != "threshold") or len(parts) > 3:
             raise ValueError(f"unknown method {name!r}: expected EXTRACT[-READING][-SELECTOR] with EXTRACT one of "
                              f"argmax, threshold[TAU], inter, union; READING plain or shift; SELECTOR LxHy, layerN "
                              f"or mean (e.g. argmax-shift-L2H1), or 'best'")
-        kw: dict[str, Any] = {"extract": match.group(1)}
+        kw: dict[str, Any] = {"extract": match.group(1), "weights": weights}
         if match.group(2):
             try:
                 kw["threshold"] = float(match.group(2))
@@ -129,8 +139,21 @@ def selectors(layers: int, heads: int) -> list[tuple[int | None, int | None]]:
             + [(li, None) for li in range(1, layers + 1)] + [(None, None)])
 
 
-def candidates(layers: int, heads: int, thresholds: Sequence[float] = SEARCH_THRESHOLDS) -> list[Method]:
-    """Every method the scorer counts at once: extractions (thresholds as given) x readings x selectors."""
+def candidates(layers: int, heads: int, thresholds: Sequence[float] = SEARCH_THRESHOLDS,
+               weights: str = "raw") -> list[Method]:
+    """Every method the scorer counts at once: extractions (thresholds as given) x readings x selectors, on
+    the given weights."""
     extracts = [("argmax", DEFAULT_THRESHOLD), ("inter", DEFAULT_THRESHOLD), ("union", DEFAULT_THRESHOLD)]
     extracts += [("threshold", t) for t in thresholds]
-    return [Method(e, r, li, hi, t) for e, t in extracts for r in READINGS for li, hi in selectors(layers, heads)]
+    return [Method(e, r, li, hi, t, weights) for e, t in extracts for r in READINGS
+            for li, hi in selectors(layers, heads)]
+
+
+def weights_of(method: str) -> str:
+    """The weights a method name (or best / best-norm / best-rollout) reads."""
+    if method.startswith(BEST):
+        rest = method[len(BEST):].lstrip("-") or "raw"
+        if rest not in WEIGHTS:
+            raise ValueError(f"{method!r}: best takes -norm or -rollout, nothing else")
+        return rest
+    return Method.parse(method).weights

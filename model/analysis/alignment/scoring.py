@@ -29,11 +29,12 @@ class Tally:
     layers: int
     heads: int
     thresholds: tuple[float, ...] = SEARCH_THRESHOLDS
+    weights: str = "raw"  # the weights every counted method reads (methods.WEIGHTS)
     counts: np.ndarray = field(init=False)
     n: int = 0
 
     def __post_init__(self) -> None:
-        self.methods = candidates(self.layers, self.heads, self.thresholds)
+        self.methods = candidates(self.layers, self.heads, self.thresholds, self.weights)
         self.index = {meth.name: k for k, meth in enumerate(self.methods)}
         self.counts = np.zeros((len(self.methods), 4), dtype=np.int64)
 
