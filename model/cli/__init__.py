@@ -19,14 +19,20 @@ def _add_model(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
+    from model.cli.trace_data import read_stdin_or, trace_data
     from model.engine.loader import load_engine
 
     engine = load_engine(args.model, allow_hub=args.allow_hub)
+    if args.data is not None:
+        options = DecodeOptions(mode=args.decode, causal=not args.no_causal_mask, shift=not args.no_shift,
+                                beam_size=args.beam, temperature=args.temperature, top_k=args.top_k, seed=args.seed,
+                                max_len=args.max_len)
+        return trace_data(engine, args.data, Path(args.out), options, args.batch_size)
     options = DecodeOptions(mode="teacher_forced" if args.target else args.decode, causal=not args.no_causal_mask,
                             shift=not args.no_shift, beam_size=args.beam, temperature=args.temperature,
                             top_k=args.top_k, seed=args.seed, max_len=args.max_len, ablate=tuple(args.ablate),
                             contributions=args.contributions)
-    trace = engine.trace(args.text, target=args.target, options=options)
+    trace = engine.trace(read_stdin_or(args.text), target=args.target, options=options)
     trace.save(Path(args.out))
     for w in trace.options.get("warnings", []):
         print(f"warning: {w}", file=sys.stderr)
@@ -39,9 +45,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m model", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("trace", help="one decoding run written as a Trace (.json or .npz)")
+    p = sub.add_parser("trace", help="one decoding run written as a Trace (.json or .npz), or one per line of a file")
     _add_model(p)
-    p.add_argument("--text", required=True)
+    given = p.add_mutually_exclusive_group(required=True)
+    given.add_argument("--text", help="the source sentence; - reads it from standard input")
+    given.add_argument("--data", help="a TSV of source[<TAB>target] lines (- for standard input): one trace per "
+                                      "line into the folder --out, 0001.json, ...")
+    p.add_argument("--batch-size", type=int, default=16, help="lines run together with --data")
     p.add_argument("--target", help="reference target: one teacher-forced pass instead of decoding")
     p.add_argument("--decode", choices=("greedy", "beam", "sample"), default="greedy")
     p.add_argument("--beam", type=int, default=4)
@@ -54,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ablate", action="append", default=[], metavar="KIND:LAYER:HEAD",
                    help="switch a head off (KIND enc|dec|cross, 1-based, * = all); repeatable")
     p.add_argument("--contributions", action="store_true", help="add the contributions object to the Trace")
-    p.add_argument("--out", required=True)
+    p.add_argument("--out", required=True, help="the trace file; with --data, a folder")
     p.set_defaults(func=cmd_trace)
 
     from model.cli.commands import REGISTRY

@@ -256,6 +256,38 @@ class Engine(ABC):
         run = self.run_generate(src_ids, options)
         return self._to_trace(run, options, normalised, warnings)
 
+    def trace_batch(self, texts: list[str], targets: list[str | None],
+                    options: DecodeOptions | None = None) -> list[Trace | ModelInputError]:
+        """`trace` of many inputs, teacher forcing and greedy/sampled decoding run as batches (beam one by
+        one): a Trace per input, or the ModelInputError that input raised, in order."""
+        options = options or DecodeOptions()
+        out: list[Trace | ModelInputError | None] = [None] * len(texts)
+        forced, decoded = [], []
+        for k, (text, target) in enumerate(zip(texts, targets)):
+            try:
+                if options.ablate or options.mode in ("beam", "teacher_forced") and target is None:
+                    out[k] = self.trace(text, target, options)
+                    continue
+                normalised, src_ids, _, warnings = self.prepare_source(text)
+                if target is None:
+                    decoded.append((k, normalised, src_ids, None, warnings))
+                else:
+                    labels, target_warnings = self.prepare_target(target)
+                    forced.append((k, normalised, src_ids, labels, warnings + target_warnings))
+            except ModelInputError as exc:
+                out[k] = exc
+        if forced:
+            tf = replace(options, mode="teacher_forced")
+            self.check_switches(tf.causal, tf.shift)
+            runs = self.teacher_forced_batch([f[2] for f in forced], [f[3] for f in forced], tf)
+            for (k, normalised, _, _, warnings), run in zip(forced, runs):
+                out[k] = self._to_trace(run, tf, normalised, warnings)
+        for n in sorted({len(d[2]) for d in decoded}):  # one batch per source length: a batch decodes as far
+            same = [d for d in decoded if len(d[2]) == n]  # as its longest source allows (decode_length)
+            for (k, normalised, _, _, warnings), run in zip(same, self.decode_batch([d[2] for d in same], options)):
+                out[k] = self._to_trace(run, options, normalised, warnings)
+        return out
+
     def _to_trace(self, run: RawRun, options: DecodeOptions, normalised: str, warnings: list[str]) -> Trace:
         extra = contributions(run, self.contribution_parts(run, options)) if options.contributions else None
         return to_trace(self, run, options, normalised, warnings, extra)
