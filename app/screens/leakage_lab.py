@@ -268,28 +268,41 @@ def sample_section(keys: tuple[str, ...]) -> None:
     if K_SAMPLE not in st.session_state:
         st.session_state[K_SAMPLE] = 32
     n = st.select_slider("Test sentences", [16, 32, 64, 128], key=K_SAMPLE)
-    rows = []
+    reports = {}
     for key in keys:
         try:
-            rep = services.sample_measures(key, n)
+            reports[key] = services.sample_measures(key, n)
         except ERRORS as exc:
             st.error(f"{key}: {exc}")
             return
+    st.dataframe(sample_table(reports), hide_index=True, key="leak_sample_table", width="stretch",
+                 column_config={"measure": st.column_config.TextColumn("measure", width="medium")})
+
+
+def _strongest(best: dict) -> str:
+    """`97.1% (layer 2 · head 3)`, or a dash when no row of the sample had that signature to measure."""
+    if best["value"] is None:
+        return "— (no row to measure)"
+    return f"{best['value']:.1%} (layer {best['layer']} · head {best['head']})"
+
+
+def sample_table(reports: dict) -> pd.DataFrame:
+    """The sample measures with one column per model and one row per measure, every cell text: three model
+    columns fit the page's width (one column per measure did not), and a measure with nothing to measure says
+    so instead of showing `None`."""
+    rows = {"trained with": [], "teacher-forced accuracy": [], "exact match (greedy)": [],
+            "next-position weight, best head": [], "copy-diagonal weight, best head": [],
+            "outputs repeating a piece ≥3×": [], "example output": []}
+    for rep in reports.values():
         d = rep.to_dict()
-        nxt, cpy = d["strongest_next_position"], d["strongest_copy_diagonal"]
-        rows.append({
-            "model": key, "trained": setting_text(rep.causal, rep.shift).replace("**", ""),
-            "teacher-forced accuracy": rep.teacher_forced_accuracy, "exact match (greedy)": rep.exact_match,
-            "next-position weight (best head)": nxt["value"],
-            "at": f"L{nxt['layer']} H{nxt['head']}" if nxt["layer"] else "",
-            "copy-diagonal weight (best head)": cpy["value"],
-            "at ": f"L{cpy['layer']} H{cpy['head']}" if cpy["layer"] else "",
-            "outputs repeating a piece ≥3×": rep.repeat_share,
-            "example output": short(rep.outputs[0], 80) if rep.outputs else ""})
-    pct = st.column_config.NumberColumn(format="percent")
-    st.dataframe(pd.DataFrame(rows), hide_index=True, key="leak_sample_table", column_config={
-        c: pct for c in ("teacher-forced accuracy", "exact match (greedy)", "next-position weight (best head)",
-                         "copy-diagonal weight (best head)", "outputs repeating a piece ≥3×")})
+        rows["trained with"].append(setting_text(rep.causal, rep.shift).replace("**", ""))
+        rows["teacher-forced accuracy"].append(f"{rep.teacher_forced_accuracy:.1%}")
+        rows["exact match (greedy)"].append(f"{rep.exact_match:.1%}")
+        rows["next-position weight, best head"].append(_strongest(d["strongest_next_position"]))
+        rows["copy-diagonal weight, best head"].append(_strongest(d["strongest_copy_diagonal"]))
+        rows["outputs repeating a piece ≥3×"].append(f"{rep.repeat_share:.1%}")
+        rows["example output"].append(short(rep.outputs[0], 80) if rep.outputs else "—")
+    return pd.DataFrame([{"measure": name, **dict(zip(reports, values))} for name, values in rows.items()])
 
 
 # ---- page -------------------------------------------------------------------------------------------------------

@@ -45,3 +45,15 @@ def test_en_fr_selected_the_trio_reads_the_page_sentence(monkeypatch):
     shown = next(m.value for m in at.markdown if m.value.startswith("**On this sentence**"))
     assert at.session_state["source"].split()[0] in shown
     assert not any("instead" in i.value for i in at.info)
+
+
+def test_test_split_table_has_no_none_and_fits(monkeypatch):
+    """One column per model (it showed ten measure columns, cut off at the page's width) and no `None` cell
+    (the healthy model has no row reading its own answer, so no copy-diagonal weight to show)."""
+    at = broken_view(monkeypatch, "en-fr")
+    (table,) = [d.value for d in at.dataframe]
+    assert list(table.columns) == ["measure", "en-fr", "en-fr-no-causal-mask", "en-fr-no-shift"]
+    assert not table.isna().any().any()
+    assert not table.map(lambda v: v is None or "None" in str(v) or "nan" in str(v)).any().any()
+    copy = table.set_index("measure").loc["copy-diagonal weight, best head"]
+    assert copy["en-fr"].startswith("—") and copy["en-fr-no-shift"].endswith(")")
