@@ -16,7 +16,15 @@ import streamlit as st
 from app import registry
 from model.analysis import alignment
 from model.analysis.ablation import rank_heads
-from model.analysis.leakage import LeakageMeter, SampleReport, measure, repetition, sample_report, sample_test_split
+from model.analysis.leakage import (
+    CARD_SAMPLE,
+    LeakageMeter,
+    SampleReport,
+    measure,
+    repetition,
+    sample_report,
+    sample_test_split,
+)
 from model.analysis.probe import ProbeResult, probe
 from model.corpora import read_tsv
 from model.engine import CheckpointError, DecodeOptions, Engine, ModelInputError, Trace, load_engine
@@ -62,8 +70,12 @@ def probe_sentence(model_key: str, source: str, target: str | None, causal: bool
 
 @st.cache_data(max_entries=16, show_spinner="Measuring on the test split…")
 def sample_measures(model_key: str, n: int) -> SampleReport:
-    """The model on the first n test pairs of its language pair, teacher forcing as it was trained."""
+    """The model on the first n test pairs of its language pair, teacher forcing as it was trained; read from
+    its card when the card holds this measure (written at training time: model.analysis.leakage.CARD_SAMPLE)."""
     engine = get_engine(model_key)
+    kept = engine.card.get(CARD_SAMPLE)
+    if isinstance(kept, dict) and kept.get("n") == n and (kept["causal"], kept["shift"]) == engine.trained_setting:
+        return SampleReport.from_card(kept)
     examples = sample_test_split(engine.card.get("pair", "en-fr"), n)
     causal, shift = engine.trained_setting
     return sample_report(engine, [e.source for e in examples], [e.target for e in examples], causal, shift)

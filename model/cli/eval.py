@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
     result = evaluate(engine, [r.source for r in rows], [r.target for r in rows], causal, shift,
                       progress=not args.json)
     if args.update_card:
-        _update_card(Path(args.model), args.data, result)
+        _update_card(Path(args.model), args.data, result, engine)
     if args.json:
         print(json.dumps(result))
     else:
@@ -35,14 +35,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _update_card(folder: Path, data: str, result: dict) -> None:
-    """Record the figures as the card's test-split metrics (after retraining a tokenizer rule, say)."""
+def _update_card(folder: Path, data: str, result: dict, engine) -> None:
+    """Record the figures as the card's test-split metrics (after retraining a tokenizer rule, say), and
+    measure the card's Leakage lab sample again (model.analysis.leakage.CARD_SAMPLE)."""
+    from model.analysis.leakage import CARD_SAMPLE, card_sample
+
     card_path = folder / "card.json"
     if not card_path.is_file():
         raise ValueError(f"{folder} has no card.json to update")
     card = json.loads(card_path.read_text())
     card["test_metrics"] = {k: round(v, 5) if isinstance(v, float) else v for k, v in result.items()}
     card["test_data"] = Path(data).name
+    if "pair" in card:
+        card[CARD_SAMPLE] = card_sample(engine, card["pair"])
     card_path.write_text(json.dumps(card, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 

@@ -18,6 +18,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from model.analysis.leakage import CARD_SAMPLE, card_sample
 from model.builtin.batch import decoder_inputs, pad_batch
 from model.builtin.checkpoint import LOG, load_checkpoint, save_checkpoint
 from model.builtin.config import ModelConfig
@@ -180,6 +181,8 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
     valid_metrics = evaluate(engine, [s for s, _ in valid], [t for _, t in valid], causal, shift, progress=progress)
     card["test_metrics"] = {k: round(v, 5) if isinstance(v, float) else v for k, v in metrics.items()}
     card["valid_metrics"] = {k: round(v, 5) if isinstance(v, float) else v for k, v in valid_metrics.items()}
+    if "pair" in card:
+        card[CARD_SAMPLE] = card_sample(engine, card["pair"])
     save_checkpoint(out, model, src_tok, tgt_tok, card, dtype=dtype)
     return card
 
