@@ -32,8 +32,9 @@ CAPTIONS = {
                               "is how a word such as 'bank' picks up its context before any translating starts.",
 }
 LONG_TOKENS = 40  # past this many source tokens a new run opens on the one-head view
-HEIGHT, PRESENT_HEIGHT = 360, 520  # px of the attention picture: fits under the step bar at 768 px
-K_PRESET_SEEN, K_PICTURE, K_NOTE = "preset_seen", "present_picture", "preset_note"
+HEIGHT, PRESENT_HEIGHT = 270, 480  # px of the attention picture: fits under the step bar at 768 px
+K_PICTURE, K_NOTE = "present_picture", "preset_note"
+K_PRESET_SEEN = url.K_PRESET_SEEN
 
 
 def _present_toggled() -> None:
@@ -148,7 +149,7 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
     left, right = st.columns([3.5, 1] if not present else [3, 1], gap="small")
     with left:
         step = ctl.step_bar(shown.m)
-        kind, view, layer, head, scale = ctl.view_ui(engine, st.columns([2.6, 1.65, 0.85, 0.85, 1.0],
+        kind, view, layer, head, scale = ctl.view_ui(engine, st.columns([2.95, 1.95, 0.8, 0.8, 1.0],
                                                                           vertical_alignment="center"))
         reading = analysis.reading_ui()  # weights / norm-weighted / rollout (E-CONTRIB)
         if reading != "weights":

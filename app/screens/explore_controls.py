@@ -19,8 +19,8 @@ from app.services import DecodeOptions
 
 MODES = {"greedy": "Greedy", "beam": "Beam search", "sample": "Sampling", "teacher_forced": "Teacher forcing"}
 KINDS, VIEWS = views.KINDS, views.VIEWS
-KIND_SHORT = {"cross_attention": "Cross", "decoder_self_attention": "Decoder self",
-              "encoder_self_attention": "Encoder self"}
+KIND_SHORT = {"cross_attention": "Cross", "decoder_self_attention": "Decoder",
+              "encoder_self_attention": "Encoder"}
 VIEW_SHORT = {"grid": "Grid", "head": "Head", "mean": "Mean"}
 K_MODE, K_STEP, K_FORCED, K_RUN = "mode", "step", "forced", "run_key"
 K_KIND, K_VIEW, K_LAYER, K_HEAD, K_SCALE, K_BEAM = "kind", "view", "layer", "head", "scale", "beam"
@@ -98,7 +98,11 @@ def joined(tokens) -> str:
 
 def present_fonts(fig, px: int = PRESENT_PX):
     """Every text of a figure at least px (presenter mode)."""
-    fig.update_layout(font_size=px, title_font_size=px + 2, coloraxis_colorbar_tickfont_size=px)
+    bar = dict(tickfont=dict(size=px), title=dict(font=dict(size=px)))
+    fig.update_layout(font_size=px, title_font_size=px + 2)
+    if fig.layout.coloraxis.colorscale is not None:
+        fig.update_layout(coloraxis_colorbar=bar)
+    fig.update_traces(colorbar=bar, selector=dict(type="heatmap"))
     fig.update_xaxes(tickfont_size=px, title_font_size=px)
     fig.update_yaxes(tickfont_size=px, title_font_size=px)
     fig.update_annotations(font_size=px)

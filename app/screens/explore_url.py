@@ -22,7 +22,7 @@ CODE_OF = {v: k for k, v in KIND_CODES.items()}
 VIEWS = ("grid", "head", "mean")
 ORDER = ("model", "text", "target", "mode", "beam", "temperature", "top_k", "seed", "step", "kind", "view",
          "layer", "head", "present")
-K_READ, K_NOTICES, K_PENDING_STEP = "url_read", "url_notices", "url_step"
+K_READ, K_NOTICES, K_PENDING_STEP, K_PRESET_SEEN = "url_read", "url_notices", "url_step", "preset_seen"
 K_BEAM_SIZE, K_TEMPERATURE, K_TOP_K, K_SEED = "beam_size", "temperature", "sample_top_k", "seed"
 
 
@@ -76,7 +76,7 @@ def apply(params: dict[str, str]) -> list[str]:
             notices.append(f"`{name}={raw[:40]}` cannot be used ({exc or 'not valid'}); the default is shown.")
     if "text" in params and K_SOURCE in ss:
         match = next((p for p in presets() if p["source"] == ss[K_SOURCE]), None)
-        ss[K_PRESET] = match["id"] if match else CUSTOM
+        ss[K_PRESET] = ss[K_PRESET_SEEN] = match["id"] if match else CUSTOM  # the link's view, not the hint
         if "target" not in params:
             ss[K_TARGET] = match.get("target", "") if match else ""
     return notices

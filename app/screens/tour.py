@@ -14,12 +14,13 @@ STOPS = [
     {"title": "Which word resolves 'bank'?",
      "text": "Encoder self-attention, layer 1 head 1: the row of 'bank' puts almost all of its weight (0.99) on "
              "'river'. That is how the encoder knows this bank is a river bank before any French is written.",
-     "params": {"text": "the dog sat near the bank of the river .", "mode": "greedy", "kind": "enc",
+     "params": {"model": "en-fr", "text": "the dog sat near the bank of the river .", "mode": "greedy", "kind": "enc",
                 "view": "head", "layer": "1", "head": "1", "step": "1"}},
     {"title": "The cross-attention diagonal",
      "text": "Each French word looks back at the English word it translates, so the bright cells run down the "
              "diagonal. Press → to watch it grow one row per step.",
-     "params": {"text": "the cat sat .", "mode": "greedy", "kind": "cross", "view": "grid", "step": "1"}},
+     "params": {"model": "en-fr", "text": "the cat sat .", "mode": "greedy", "kind": "cross", "view": "grid",
+                "step": "1"}},
     {"title": "Reordering in German → English",
      "text": "German puts the verb at the end of the clause: the English 'chased' and 'barked' reach forward to "
              "'jagte' and 'bellte', and the diagonal breaks.",

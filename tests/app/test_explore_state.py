@@ -1,0 +1,59 @@
+"""Explore's state under AppTest on the shipped en-fr model: links (query parameters) in and out, a bad
+parameter's fallback, a new sentence in teacher forcing, and the preset view hint for 'bank'."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[2]
+ENTRY = str(ROOT / "app" / "streamlit_app.py")
+pytestmark = pytest.mark.skipif(not (ROOT / "checkpoints" / "en-fr" / "config.json").is_file(),
+                                reason="needs the shipped checkpoints/en-fr")
+
+
+@pytest.fixture
+def app(monkeypatch) -> AppTest:
+    for name in ("LENS_MODEL_DIRS", "LENS_DEFAULT_MODEL", "LENS_HF_MODELS"):
+        monkeypatch.delenv(name, raising=False)
+    return AppTest.from_file(ENTRY, default_timeout=60)
+
+
+def test_new_sentence_in_teacher_forcing_drops_the_presets_reference(app):
+    at = app.run()
+    assert at.session_state["target"] == "le chat s' assit ."
+    at.radio(key="mode").set_value("teacher_forced").run()
+    at.text_input(key="source").set_value("the old king found the bank .").run()
+    assert at.session_state["target"] == ""
+    assert not any("le chat" in m.value for m in at.markdown)
+
+
+def test_a_link_sets_the_page_and_bad_parameters_fall_back(app):
+    app.query_params.update(text="the man found the bank .", kind="dec", view="head", layer="2", head="9",
+                            step="abc", mode="warp", present="1")
+    at = app.run()
+    assert not at.exception
+    assert at.session_state["source"] == "the man found the bank ." and at.session_state["preset"] == "bank-money"
+    assert at.session_state["kind_keep"] == "decoder_self_attention" and at.session_state["view_keep"] == "head"
+    assert at.session_state["layer_keep"] == 1 and at.session_state["head_keep"] == 0  # 4 heads: head 9 -> 1
+    assert at.session_state["mode"] == "greedy" and at.session_state["present"] is True
+    notices = " ".join(w.value for w in at.warning)
+    assert "step=abc" in notices and "mode=warp" in notices and "head 9" in notices
+    assert at.query_params["kind"] == "dec" and at.query_params["layer"] == "2"
+
+
+def test_bank_preset_opens_on_the_head_where_bank_reads_river():
+    from model.engine import load_engine
+
+    presets = {p["id"]: p for p in json.loads((ROOT / "assets" / "presets.json").read_text())["presets"]}
+    hint = presets["bank-river"]["view"]
+    trace = load_engine(ROOT / "checkpoints" / "en-fr").trace(presets["bank-river"]["source"])
+    toks = trace.source_tokens
+    bank, river = toks.index("▁bank"), toks.index("▁river")
+    w = np.asarray(trace.encoder_self_attention)[:, :, bank, river]
+    layer, head = np.unravel_index(w.argmax(), w.shape)
+    assert (hint["kind"], hint["view"], hint["layer"], hint["head"]) == ("enc", "head", layer + 1, head + 1)

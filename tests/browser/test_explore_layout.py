@@ -1,0 +1,82 @@
+"""Explore in Chromium at a projector's 1366 x 768 (shipped en-fr model): the picture and the step bar above the
+fold, keyboard stepping, and a link that carries the page's whole state."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser import explore_browser as eb
+from tests.browser.explore_browser import open_page
+from tests.fixtures.browser import CHROMIUM, LAUNCH_ARGS, ROW_SHOWN
+
+pytestmark = [pytest.mark.browser]
+server = eb.shipped_server
+
+FOLD = """() => { const box = e => { const r = document.querySelector(e).getBoundingClientRect();
+    return [Math.round(r.left), Math.round(r.top), Math.round(r.right), Math.round(r.bottom)]; };
+    return {heatmap: box('.st-key-attention .js-plotly-plot'), next: box('.st-key-next button'),
+            w: window.innerWidth, h: window.innerHeight}; }"""
+
+
+def inside(box, w, h) -> bool:
+    return box[0] >= 0 and box[1] >= 0 and box[2] <= w and box[3] <= h
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
+def test_heatmap_and_next_above_the_fold_while_stepping_by_keyboard(server, size):
+    with open_page(server, *size) as page:
+        page.wait_for_function(ROW_SHOWN, arg=[0], timeout=60_000)
+        first = page.evaluate(FOLD)
+        print("fold", size, "first load", first)
+        assert inside(first["heatmap"], *size) and inside(first["next"], *size), first
+        page.locator("[data-testid='stMain'] h1").first.click()  # focus on the page, not on a box
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+            page.wait_for_timeout(400)
+        expect(page.get_by_text("Step 4 of", exact=False)).to_be_visible(timeout=30_000)
+        page.wait_for_function(ROW_SHOWN, arg=[3], timeout=30_000)
+        after = page.evaluate(FOLD)
+        print("fold", size, "after 3 x ArrowRight", after)
+        assert inside(after["heatmap"], *size) and inside(after["next"], *size), after
+
+
+LINK = ("?model=en-fr&text=the+dog+sat+near+the+bank+of+the+river+.&target=&mode=beam&beam=3&temperature=0.7"
+        "&top_k=5&seed=7&step=3&kind=enc&view=head&layer=2&head=3&present=0")
+
+
+def state_of(page) -> dict:
+    return {"source": page.locator(".st-key-source input, .st-key-source textarea").input_value(),
+            "title": page.locator(".st-key-attention .gtitle").first.text_content(),
+            "step": page.get_by_text("Step 3 of", exact=False).count() > 0,
+            "mode": page.locator("[data-testid='stSidebar'] label:has(input:checked)").first.inner_text()}
+
+
+def test_a_link_opens_its_state_and_copy_link_reproduces_it(server):
+    from playwright.sync_api import sync_playwright
+
+    with open_page(server, 1366, 768, LINK) as page:
+        expect(page.get_by_text("Step 3 of", exact=False)).to_be_visible(timeout=30_000)
+        first = state_of(page)
+        assert first["source"] == "the dog sat near the bank of the river ."
+        assert "Encoder self-attention · layer 2 · head 3" in first["title"], first
+        assert first["step"]
+        assert "Beam" in first["mode"]
+        page.get_by_role("button", name="Copy link").click()
+        link = page.locator("[data-testid='stPopoverBody'] code").inner_text().strip()
+        # the link names what this page uses: a beam run has no sampling options and no reference
+        asked = {k: v[0] for k, v in parse_qs(LINK[1:], keep_blank_values=True).items()
+                 if k not in ("temperature", "top_k", "seed", "target")}
+        assert {k: v[0] for k, v in parse_qs(urlparse(link).query).items()} == asked
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        try:
+            page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+            page.goto(link)
+            expect(page.get_by_text("Step 3 of", exact=False)).to_be_visible(timeout=60_000)
+            page.locator(".st-key-attention .js-plotly-plot").wait_for(timeout=60_000)
+            assert state_of(page) == first
+        finally:
+            browser.close()
