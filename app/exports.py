@@ -6,8 +6,10 @@ from __future__ import annotations
 import html
 import io
 import json
+import re
 import shutil
 import threading
+import unicodedata
 import warnings
 from functools import cache
 from typing import TYPE_CHECKING
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
     from app.services import Trace
 
 CSV_COLUMNS = ["kind", "layer", "head", "query_index", "query_token", "key_index", "key_token", "weight", "allowed"]
+VIEW_NAMES = {"grid": "all layers × heads", "mean": "mean over heads"}
 
 
 class ImageExportUnavailable(RuntimeError):
@@ -56,14 +59,53 @@ def _kaleido_server() -> None:
     warnings.filterwarnings("ignore", "The kopts argument is ignored if using a server", UserWarning)
 
 
-def image(fig: go.Figure, fmt: str, scale: float = 2.0) -> bytes:
-    """PNG or SVG bytes of a figure. Raises ImageExportUnavailable with a plain message if no browser."""
+def slug(text: str, limit: int = 40) -> str:
+    """`Der Hund, den die Katze jagte, bellte.` -> `der-hund-den-die-katze-jagte-bellte`: ASCII letters and
+    digits joined by `-`, at most `limit` characters, whole words (`run` when nothing is left)."""
+    ascii_text = unicodedata.normalize("NFKD", text.replace("ß", "ss")).encode("ascii", "ignore").decode()
+    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
+    out = ""
+    for word in words:
+        if len(out) + len(word) + (1 if out else 0) > limit:
+            break
+        out = f"{out}-{word}" if out else word
+    return out or (words[0][:limit] if words else "run")
+
+
+def file_stem(model_key: str, trace: Trace, step: int, kind: str | None = None) -> str:
+    """An export's file name without its extension: model, mode, the sentence's slug, the step, and for a
+    picture its kind (`en-fr-greedy-the-cat-sat-step3-cross`). Every part is safe in a file name."""
+    model = slug(model_key.replace("/", "-").replace(".", "-"), 60)
+    parts = [model, str(trace.options.get("mode", "run")).replace("_", "-"),
+             slug(str(trace.options.get("normalised_source", ""))), f"step{step}"]
+    if kind is not None:
+        parts.append({"cross_attention": "cross", "decoder_self_attention": "dec",
+                      "encoder_self_attention": "enc"}[kind])
+    return "-".join(parts)
+
+
+def image_title(model_key: str, kind: str, view: str, layer: int, head: int, step: int) -> str:
+    """The title a picture carries out of the app: model, kind, layer and head (1-based, as on the page) or
+    the view, and the step."""
+    which = f"layer {layer + 1} · head {head + 1}" if view == "head" else VIEW_NAMES.get(view, view)
+    return f"{model_key} · {views.KINDS[kind]} · {which} · step {step}"
+
+
+def image(fig: go.Figure, fmt: str, scale: float = 2.0, title: str = "") -> bytes:
+    """PNG or SVG bytes of a figure, with `title` written above it (the figure on the page is not changed).
+    Raises ImageExportUnavailable with a plain message if no browser."""
     if fmt not in ("png", "svg"):
         raise ValueError(f"image format must be png or svg, got {fmt!r}")
     if not image_export_available():  # the sync server would wait forever on a browser that cannot start
         raise ImageExportUnavailable("PNG/SVG export needs Chrome or Chromium on the server")
     try:
         width = fig.layout.width or figures.WIDTH + 100
+        if title:
+            fig = go.Figure(fig)  # a copy
+            top = (fig.layout.margin.t or 20) + 40
+            fig.update_layout(title=dict(text=html.escape(title), x=0.01, y=1.0, yref="container", yanchor="top",
+                                         pad=dict(t=12), font=dict(size=16)), margin=dict(t=top),
+                              height=(fig.layout.height or 450) + 40)
         with _KALEIDO:  # the sync server answers calls in turn; two sessions at once could get each other's image
             _kaleido_server()
             return pio.to_image(fig, format=fmt, width=width, scale=scale if fmt == "png" else 1.0)
@@ -91,7 +133,9 @@ def allowed(trace: Trace, kind: str) -> np.ndarray:
 
 
 def long_frame(trace: Trace) -> pd.DataFrame:
-    """Every weight of every kind, layer and head, one row each (the 'long' or 'tidy' format)."""
+    """Every weight of every kind, layer and head, one row each (the 'long' or 'tidy' format). Layers and heads
+    are numbered from 1, as the page numbers them (DESIGN.md); query and key indices are token positions, from
+    0, as the axis labels show them."""
     frames = []
     for kind in KINDS:
         w = getattr(trace, kind)  # (L, h, q, k)
@@ -101,7 +145,7 @@ def long_frame(trace: Trace) -> pd.DataFrame:
                                           indexing="ij")
         ok = np.broadcast_to(allowed(trace, kind), w.shape)
         frames.append(pd.DataFrame({
-            "kind": kind, "layer": layer.ravel(), "head": head.ravel(), "query_index": qi.ravel(),
+            "kind": kind, "layer": layer.ravel() + 1, "head": head.ravel() + 1, "query_index": qi.ravel(),
             "query_token": np.asarray(q_tok, dtype=object)[qi.ravel()], "key_index": ki.ravel(),
             "key_token": np.asarray(k_tok, dtype=object)[ki.ravel()], "weight": w.ravel().astype(np.float64),
             "allowed": ok.ravel()}))

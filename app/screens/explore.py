@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from app import services, state
+from app import exports, services, state
 from app.render import views
 from app.screens import explore_analysis as analysis
 from app.screens import explore_controls as ctl
@@ -185,7 +185,9 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
         st.caption("This page as a link (model, sentence, mode, step, view):")
         st.code(link, language=None, wrap_lines=True)
     if fig is not None and not present:
-        panels.export_panel(shown, fig, f"{model_key}-{kind}-step{step}", f"{model_key}-{options.mode}-trace")
+        panels.export_panel(shown, fig, exports.file_stem(model_key, shown, step, kind),  # names, title: E-LAB
+                            exports.file_stem(model_key, shown, step),
+                            exports.image_title(model_key, kind, view, layer, head, step))
 
 
 main()

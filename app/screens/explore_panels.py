@@ -84,13 +84,14 @@ def beam_panel(trace, step: int) -> None:
                "has its own attention, chosen with 'Hypothesis' above.")
 
 
-def export_panel(trace, fig, name: str, run_name: str) -> None:
+def export_panel(trace, fig, name: str, run_name: str, title: str = "") -> None:
+    """name: the picture's file name, run_name: the run's (app.exports.file_stem); title: the picture's."""
     with st.expander("Export this run"):
         cols = st.columns(6)
         if exports.image_export_available():
-            cols[0].download_button("PNG (this view)", lambda: exports.image(fig, "png"), f"{name}.png",
+            cols[0].download_button("PNG (this view)", lambda: exports.image(fig, "png", title=title), f"{name}.png",
                                     "image/png", key="dl_png", on_click="ignore")
-            cols[1].download_button("SVG (this view)", lambda: exports.image(fig, "svg"), f"{name}.svg",
+            cols[1].download_button("SVG (this view)", lambda: exports.image(fig, "svg", title=title), f"{name}.svg",
                                     "image/svg+xml", key="dl_svg", on_click="ignore")
         else:
             cols[0].info("PNG/SVG need Chrome or Chromium on the server; use the camera icon on a chart.")

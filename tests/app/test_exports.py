@@ -36,11 +36,50 @@ def test_csv_long_format(trace):
     sizes = {k: getattr(trace, k).size for k in exports.KINDS}
     assert len(df) == sum(sizes.values())
     assert df.groupby("kind").size().to_dict() == sizes
-    cross = df[(df.kind == "cross_attention") & (df["layer"] == 1) & (df["head"] == 2) & (df["query_index"] == 0)]
+    cross = df[(df.kind == "cross_attention") & (df["layer"] == 2) & (df["head"] == 3) & (df["query_index"] == 0)]
     assert np.allclose(cross.weight.to_numpy(), trace.cross_attention[1, 2, 0], atol=1e-6)
     assert list(cross.key_token) == list(trace.source_tokens)
     dec = df[df.kind == "decoder_self_attention"]
     assert not dec[dec.key_index > dec.query_index].allowed.any()  # generate mode: the future was masked
+
+
+def test_csv_numbers_layers_and_heads_from_1_as_the_page_does(trace):
+    df = pd.read_csv(io.BytesIO(exports.csv_bytes(trace)), keep_default_na=False)
+    for kind in exports.KINDS:
+        rows = df[df.kind == kind]
+        n_layers, n_heads = getattr(trace, kind).shape[:2]
+        assert sorted(set(rows["layer"])) == list(range(1, n_layers + 1))
+        assert sorted(set(rows["head"])) == list(range(1, n_heads + 1))
+    assert df["query_index"].min() == 0  # positions stay positions, as on the axes (`0 ▁the`)
+
+
+def test_file_names_carry_model_mode_sentence_and_step(tiny_engine, trace, beam):
+    assert exports.file_stem("en-fr", trace, 3) == "en-fr-greedy-the-cat-sat-step3"
+    assert exports.file_stem("en-fr", beam, 1, "cross_attention") == "en-fr-beam-the-cat-sat-step1-cross"
+    other = tiny_engine.trace("the dog sat .", options=DecodeOptions(mode="sample", max_len=3))
+    assert exports.file_stem("Helsinki-NLP/opus-mt-en-de", other, 2) == \
+        "helsinki-nlp-opus-mt-en-de-sample-the-dog-sat-step2"
+    assert exports.slug("Der Hund, den die Katze jagte, bellte.") == "der-hund-den-die-katze-jagte-bellte"
+    assert exports.slug("Straße über Tür " * 9) == "strasse-uber-tur-strasse-uber-tur"
+    assert exports.slug("<>?") == "run"
+
+
+def test_image_title_names_model_kind_head_and_step():
+    assert exports.image_title("en-fr", "cross_attention", "head", 1, 2, 4) == \
+        "en-fr · Cross-attention · layer 2 · head 3 · step 4"
+    assert exports.image_title("de-en", "encoder_self_attention", "mean", 0, 0, 1) == \
+        "de-en · Encoder self-attention · mean over heads · step 1"
+
+
+@pytest.mark.skipif(not exports.image_export_available(), reason="kaleido needs Chrome or Chromium")
+def test_exported_picture_has_its_title(trace):
+    fig = exports.kind_figure(trace, "cross_attention")
+    fig.update_layout(title=None)
+    title = exports.image_title("en-fr", "cross_attention", "grid", 0, 0, trace.m)
+    svg = exports.image(fig, "svg", title=title).decode()
+    assert "en-fr · Cross-attention · all layers × heads" in svg
+    assert fig.layout.title.text is None  # the page's figure is not changed
+    assert exports.image(fig, "png", scale=1, title=title).startswith(b"\x89PNG")
 
 
 def test_json_and_npz_round_trip(trace, beam, tmp_path):
