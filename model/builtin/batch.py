@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 from model.builtin.config import ModelConfig
+from model.builtin.contributions import parts_of
 from model.builtin.transformer import Transformer
 from model.engine.decode import to_numpy
 from model.engine.masks import decoder_self_mask
@@ -30,9 +31,10 @@ def decoder_inputs(labels: list[int], cfg: ModelConfig, shift: bool) -> list[int
 @torch.no_grad()
 def teacher_forced_batch(model: Transformer, srcs: list[list[int]], labels: list[list[int]], causal: bool,
                          shift: bool, need_weights: bool = True,
-                         keep: dict[str, torch.Tensor | None] | None = None) -> list[RawRun]:
+                         keep: dict[str, torch.Tensor | None] | None = None, need_parts: bool = False) -> list[RawRun]:
     """One parallel pass per batch. Each returned run is cut to its own sentence's n and m.
-    keep: the head masks of model.engine.heads.keep_masks (ablation), or None."""
+    keep: the head masks of model.engine.heads.keep_masks (ablation), or None. need_parts: each run's
+    extra["parts"] holds its ContributionParts, from this same pass."""
     keep = keep or dict.fromkeys(("enc", "dec", "cross"))
     cfg = model.cfg
     src, src_keep = pad_batch(srcs, cfg.pad_id)
@@ -54,5 +56,6 @@ def teacher_forced_batch(model: Transformer, srcs: list[list[int]], labels: list
             else np.zeros(0),
             cross_attn=np.stack([to_numpy(w[b, :, :m, :n]) for w in out.cross_attentions]) if need_weights
             else np.zeros(0),
+            extra={"parts": parts_of(model, enc, out, keep, b, n, m)} if need_parts else {},
         ))
     return runs

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from model.builtin.transformer import Transformer
+from model.builtin.transformer import DecoderOutput, Encoded, Transformer
 from model.engine.decode import to_numpy
 from model.engine.masks import decoder_self_mask
 from model.engine.runs import ContributionParts, RawRun
@@ -18,6 +18,19 @@ def _masked(norms: list[torch.Tensor], keep: torch.Tensor | None) -> np.ndarray:
     return to_numpy(stacked if keep is None else stacked * keep[:, :, None])
 
 
+def parts_of(model: Transformer, enc: Encoded, out: DecoderOutput, keep: dict[str, torch.Tensor | None], b: int,
+             n: int, m: int) -> ContributionParts:
+    """Row b (n source, m target positions) of a pass that kept its layer inputs (encode / decode)."""
+    enc_norms = [layer.self_attn.value_output_norms(x[b:b + 1, :n])[0] for layer, x in zip(model.encoder, enc.inputs)]
+    dec_norms = [layer.self_attn.value_output_norms(y[b:b + 1, :m])[0] for layer, y in zip(model.decoder, out.inputs)]
+    cross_norms = [layer.cross_attn.value_output_norms(enc.memory[b:b + 1, :n])[0] for layer in model.decoder]
+    return ContributionParts(
+        value_norms={"encoder_self_attention": _masked(enc_norms, keep["enc"]),
+                     "decoder_self_attention": _masked(dec_norms, keep["dec"]),
+                     "cross_attention": _masked(cross_norms, keep["cross"])},
+        residual_norms=to_numpy(torch.stack([y[b, :m].norm(dim=-1) for y in out.inputs])))
+
+
 @torch.no_grad()
 def contribution_parts(model: Transformer, run: RawRun, causal: bool,
                        keep: dict[str, torch.Tensor | None]) -> ContributionParts:
@@ -27,11 +40,4 @@ def contribution_parts(model: Transformer, run: RawRun, causal: bool,
     enc = model.encode(src, torch.ones_like(src, dtype=torch.bool), False, keep["enc"])
     out = model.decode(dec, enc, decoder_self_mask(torch.ones_like(dec, dtype=torch.bool), causal),
                        need_weights=False, keep=(keep["dec"], keep["cross"]))
-    enc_norms = [layer.self_attn.value_output_norms(x)[0] for layer, x in zip(model.encoder, enc.inputs)]
-    dec_norms = [layer.self_attn.value_output_norms(y)[0] for layer, y in zip(model.decoder, out.inputs)]
-    cross_norms = [layer.cross_attn.value_output_norms(enc.memory)[0] for layer in model.decoder]
-    return ContributionParts(
-        value_norms={"encoder_self_attention": _masked(enc_norms, keep["enc"]),
-                     "decoder_self_attention": _masked(dec_norms, keep["dec"]),
-                     "cross_attention": _masked(cross_norms, keep["cross"])},
-        residual_norms=to_numpy(torch.stack([y[0].norm(dim=-1) for y in out.inputs])))
+    return parts_of(model, enc, out, keep, 0, src.shape[1], dec.shape[1])

@@ -9,11 +9,12 @@ import torch
 from model.builtin.batch import pad_batch, teacher_forced_batch
 from model.builtin.checkpoint import Checkpoint, load_checkpoint
 from model.builtin.config import UNK_ID
-from model.builtin.contributions import contribution_parts
+from model.builtin.contributions import contribution_parts, parts_of
 from model.builtin.normalise import normalise
-from model.builtin.transformer import Transformer
+from model.builtin.transformer import Encoded, Transformer
 from model.builtin.vocabulary import lexicon, unknown_words
 from model.engine.contract import Engine
+from model.engine.masks import causal_mask
 from model.engine.runs import ContributionParts, DecodeOptions, RawRun, Stepper
 
 
@@ -22,7 +23,7 @@ class BuiltinStepper(Stepper):
 
     def __init__(self, model: Transformer, srcs: list[list[int]], need_weights: bool,
                  keep: dict[str, torch.Tensor | None]) -> None:
-        self.model, self.need_weights = model, need_weights
+        self.model, self.need_weights, self.head_keep = model, need_weights, keep
         self.keep = (keep["dec"], keep["cross"])
         src, src_keep = pad_batch(srcs, model.cfg.pad_id)
         self.enc = model.encode(src, src_keep, need_weights, keep["enc"])
@@ -42,6 +43,15 @@ class BuiltinStepper(Stepper):
 
     def reorder(self, index: torch.Tensor) -> None:
         self.caches = [c.select(index) for c in self.caches]
+
+    def contribution_parts(self, b: int, run: RawRun) -> ContributionParts:
+        """Row b's decoder replayed in one pass over this batch's encoding (the encoder is not run again)."""
+        n = len(run.src_ids)
+        e = self.enc
+        enc = Encoded(e.memory[b:b + 1, :n], e.src_keep[b:b + 1, :n], [], [x[b:b + 1, :n] for x in e.inputs])
+        dec = torch.tensor([run.dec_in_ids])
+        out = self.model.decode(dec, enc, causal_mask(dec.shape[1]), need_weights=False, keep=self.keep)
+        return parts_of(self.model, enc, out, self.head_keep, 0, n, dec.shape[1])
 
 
 class BuiltinEngine(Engine):
@@ -119,7 +129,7 @@ class BuiltinEngine(Engine):
     def teacher_forced_batch(self, srcs: list[list[int]], labels: list[list[int]], options: DecodeOptions,
                              need_weights: bool = True) -> list[RawRun]:
         return teacher_forced_batch(self.model, srcs, labels, options.causal, options.shift, need_weights,
-                                    self.head_masks(options))
+                                    self.head_masks(options), need_parts=options.contributions)
 
     def start_decoding(self, srcs: list[list[int]], options: DecodeOptions, need_weights: bool) -> Stepper:
         return BuiltinStepper(self.model, srcs, need_weights, self.head_masks(options))

@@ -113,9 +113,10 @@ class Engine(ABC):
     @abstractmethod
     def teacher_forced_batch(self, srcs: list[list[int]], labels: list[list[int]], options: DecodeOptions,
                              need_weights: bool = True) -> list[RawRun]:
-        """Teacher forcing of each (source ids, label ids) pair in the setting of `options` (causal, shift):
-        every row in one parallel pass, logits always, attention unless need_weights is False (then the
-        attention arrays may be empty). The switches have been checked (`check_switches`)."""
+        """Teacher forcing of each (source ids, label ids) pair in the setting of `options` (causal, shift,
+        ablate): every row in one parallel pass, logits always, attention unless need_weights is False (then
+        the attention arrays may be empty). With options.contributions a family may put each run's
+        ContributionParts from the same pass in run.extra["parts"]. The switches have been checked."""
 
     @abstractmethod
     def start_decoding(self, srcs: list[list[int]], options: DecodeOptions, need_weights: bool) -> Stepper:
@@ -289,5 +290,7 @@ class Engine(ABC):
         return out
 
     def _to_trace(self, run: RawRun, options: DecodeOptions, normalised: str, warnings: list[str]) -> Trace:
-        extra = contributions(run, self.contribution_parts(run, options)) if options.contributions else None
+        extra = None
+        if options.contributions:  # a teacher-forced pass may have returned its parts; else one replay
+            extra = contributions(run, run.extra.get("parts") or self.contribution_parts(run, options))
         return to_trace(self, run, options, normalised, warnings, extra)

@@ -82,4 +82,6 @@ def decode_batch(engine: Engine, srcs: list[list[int]], options: DecodeOptions,
             enc_attn = np.stack([to_numpy(w[b, :, :n, :n]) for w in stepper.enc_attentions])
         runs.append(RawRun(list(src), ins[b, :m].tolist(), row[:m], to_numpy(all_logits[b, :m]), enc_attn, dec,
                            cross))
+        if options.contributions and (parts := stepper.contribution_parts(b, runs[-1])) is not None:
+            runs[-1].extra["parts"] = parts
     return runs

@@ -81,3 +81,8 @@ class Stepper(ABC):
     @abstractmethod
     def reorder(self, index: torch.Tensor) -> None:
         """Make the cache follow the kept rows: row i of the next step continues row index[i] of this one."""
+
+    def contribution_parts(self, b: int, run: RawRun) -> ContributionParts | None:
+        """The ContributionParts of row b's finished run, reusing this batch's encoding; None (the default):
+        the engine replays the run instead (Engine.contribution_parts)."""
+        return None

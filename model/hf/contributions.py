@@ -68,11 +68,18 @@ def value_output_norms(site: tuple[Any, Any, Any, int], x: torch.Tensor) -> torc
 
 @torch.no_grad()
 def contribution_parts(model: Any, run: RawRun, causal: bool) -> ContributionParts:
-    sites = attention_sites(model)
+    """Replay the run (its source and the decoder inputs it read) in one pass."""
     src, dec = torch.tensor([run.src_ids]), torch.tensor([run.dec_in_ids])
     extra = {} if causal else {"decoder_attention_mask": additive_mask(full_mask(dec.shape[1]), model.dtype)}
     out = model(input_ids=src, attention_mask=torch.ones_like(src), decoder_input_ids=dec, use_cache=False,
                 output_hidden_states=True, **extra)
+    return parts_of(model, out)
+
+
+@torch.no_grad()
+def parts_of(model: Any, out: Any) -> ContributionParts:
+    """The parts of a one-sentence pass that returned its hidden states (output_hidden_states=True)."""
+    sites = attention_sites(model)
     enc_in, dec_in = out.encoder_hidden_states, out.decoder_hidden_states  # embeddings, then each layer's output
     memory = out.encoder_last_hidden_state[0]
 

@@ -22,7 +22,7 @@ from model.engine.errors import CheckpointError
 from model.engine.masks import full_mask
 from model.engine.runs import ContributionParts, DecodeOptions, RawRun, Stepper
 from model.engine.text import MAX_INPUT_CHARS, clean
-from model.hf.contributions import contribution_parts, refuse_ablation
+from model.hf.contributions import contribution_parts, parts_of, refuse_ablation
 from model.hf.load import load_folder
 from model.hf.probes import forward, probe_structure
 
@@ -184,8 +184,10 @@ class HFEngine(Engine):
         for src_ids, labs in zip(srcs, labels):
             dec_in = [self.start_id, *labs[:-1]] if options.shift else list(labs)
             allowed = None if options.causal else full_mask(len(dec_in))
-            out = forward(self.model, torch.tensor([src_ids]), torch.tensor([dec_in]), allowed)
+            out = forward(self.model, torch.tensor([src_ids]), torch.tensor([dec_in]), allowed,
+                          hidden=options.contributions)
             runs.append(RawRun(
+                extra={"parts": parts_of(self.model, out)} if options.contributions else {},
                 src_ids=list(src_ids), dec_in_ids=dec_in, out_ids=list(labs), logits=to_numpy(out.logits[0]),
                 enc_attn=np.stack([to_numpy(a[0]) for a in out.encoder_attentions]),
                 dec_attn=np.stack([to_numpy(a[0]) for a in out.decoder_attentions]),

@@ -21,15 +21,16 @@ def additive_mask(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return torch.zeros(allowed.shape, dtype=dtype).masked_fill(~allowed, torch.finfo(dtype).min)
 
 
-def forward(model: Any, src: torch.Tensor, dec: torch.Tensor, allowed: torch.Tensor | None) -> Any:
-    """One full pass with every attention. src (B, n), dec (B, m); allowed: None (the model's own causal
-    mask) or bool (B, 1, m, m)."""
+def forward(model: Any, src: torch.Tensor, dec: torch.Tensor, allowed: torch.Tensor | None,
+            hidden: bool = False) -> Any:
+    """One full pass with every attention (and every layer's hidden states if `hidden`). src (B, n),
+    dec (B, m); allowed: None (the model's own causal mask) or bool (B, 1, m, m)."""
     extra = {}
     if allowed is not None:
         extra["decoder_attention_mask"] = additive_mask(allowed, model.dtype)
     with torch.no_grad():
         return model(input_ids=src, attention_mask=torch.ones_like(src), decoder_input_ids=dec,
-                     output_attentions=True, use_cache=False, **extra)
+                     output_attentions=True, output_hidden_states=hidden, use_cache=False, **extra)
 
 
 @dataclass(frozen=True)

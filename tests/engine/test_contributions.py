@@ -117,3 +117,15 @@ def test_ablated_trace_lists_its_heads_and_the_model_is_unchanged(tiny_engine):
     trace = tiny_engine.trace(SOURCES[0], options=DecodeOptions(ablate=("enc:1:*", "cross:2:1"), max_len=6))
     assert trace.options["ablate"][-1] == "cross:2:1" and len(trace.options["ablate"]) == tiny_engine.n_heads + 1
     assert all(torch.equal(before[k], v) for k, v in tiny_engine.model.state_dict().items())
+
+
+@pytest.mark.parametrize("ablate", [(), ("dec:1:2", "cross:2:*")])
+def test_contributions_reusing_the_batch_encoding_equal_a_full_replay(tiny_engine, ablate):
+    options = DecodeOptions(contributions=True, max_len=10, ablate=ablate)
+    src = tiny_engine.encode_source(SOURCES[3])[0]
+    run = tiny_engine.decode_batch([tiny_engine.encode_source(SOURCES[1])[0], src], options)[1]
+    reused = run.extra["parts"]
+    replayed = tiny_engine.contribution_parts(run, options)
+    for kind, norms in replayed.value_norms.items():
+        np.testing.assert_allclose(reused.value_norms[kind], norms, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(reused.residual_norms, replayed.residual_norms, rtol=1e-5, atol=1e-5)

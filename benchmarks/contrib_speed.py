@@ -1,0 +1,81 @@
+"""Cost of contributions: a traced decode with `DecodeOptions(contributions=True)` against the same traced
+decode without, as a ratio of medians, the two sides interleaved in every round (issue 14 target: <= 1.5x).
+
+Runs on the shipped models (checkpoints/) and on the tiny Hugging Face Marian (tests/fixtures/hf_tiny.py),
+on the presets' sources of each model's pair: greedy decoding (the Explore page's default) and teacher
+forcing with the reference. Prints one line per case and, last, one JSON object.
+
+    .venv/bin/python benchmarks/contrib_speed.py [--rounds 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from model.engine import DecodeOptions, load_engine
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # tests.fixtures (the tiny Hugging Face Marian)
+
+
+def presets(pair: str) -> list[dict]:
+    data = json.loads((ROOT / "assets" / "presets.json").read_text(encoding="utf-8"))["presets"]
+    return [p for p in data if p["pair"] == pair]
+
+
+def timed(engine, source: str, target: str | None, options: DecodeOptions) -> float:
+    start = time.perf_counter()
+    engine.trace(source, target, options)
+    return time.perf_counter() - start
+
+
+def compare(engine, cases: list[tuple[str, str | None]], mode: str, rounds: int) -> dict:
+    """Median seconds over rounds of all cases, with and without contributions, interleaved."""
+    plain, contrib = [], []
+    options = DecodeOptions(mode=mode)
+    with_c = DecodeOptions(mode=mode, contributions=True)
+    for _ in range(rounds):
+        for source, target in cases:
+            plain.append(timed(engine, source, target, options))
+            contrib.append(timed(engine, source, target, with_c))
+    p, c = statistics.median(plain), statistics.median(contrib)
+    return {"model": engine.name, "mode": mode, "plain_ms": p * 1e3, "contrib_ms": c * 1e3, "ratio": c / p}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    engines = [load_engine(p) for p in sorted((ROOT / "checkpoints").iterdir()) if (p / "card.json").is_file()]
+    with tempfile.TemporaryDirectory() as tmp:
+        from tests.fixtures.hf_tiny import build_marian
+
+        engines.append(load_engine(build_marian(Path(tmp) / "hf-marian")))
+        results = []
+        for engine in engines:
+            pair = engine.card.get("pair", "en-fr")
+            rows = presets(pair)[:6]
+            for mode in ("greedy", "teacher_forced"):
+                cases = [(p["source"], p.get("target") if mode == "teacher_forced" else None) for p in rows
+                         if mode == "greedy" or p.get("target")]
+                if not cases:
+                    continue
+                engine.trace(*cases[0], DecodeOptions(mode=mode, contributions=True))  # warm-up
+                r = compare(engine, cases, mode, args.rounds)
+                results.append(r)
+                print(f"{r['model']:24s} {mode:15s} plain {r['plain_ms']:7.2f} ms   with contributions "
+                      f"{r['contrib_ms']:7.2f} ms   ratio {r['ratio']:.2f}", flush=True)
+    print(json.dumps({"worst_ratio": max(r["ratio"] for r in results), "cases": results}))
+
+
+if __name__ == "__main__":
+    main()
