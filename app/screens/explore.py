@@ -179,7 +179,7 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
                 panels.force_ui(engine, shown, step)
     analysis.ablation_panel(model_key, source, target, options, shown)
     if options.mode == "beam" and not present:
-        panels.beam_panel(trace, step)
+        panels.beam_panel(trace, step, engine.special_pieces())
     link = url.write(url.current(model_key, source, target, options.mode, step, kind, view, layer, head))
     with share:
         st.caption("This page as a link (model, sentence, mode, step, view):")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from app import exports, state
-from app.render import figures
+from app.render import beams, figures
 from app.screens.explore_controls import K_FORCED, K_STEP, chips, joined, present_fonts
 
 
@@ -72,16 +72,16 @@ def force_ui(engine, trace, step: int) -> None:
         st.button("Undo forcing", key="unforce", on_click=_unforce)
 
 
-def beam_panel(trace, step: int) -> None:
+def beam_panel(trace, step: int, special: frozenset[str] = frozenset()) -> None:
+    """The beam table (app/render/beams.py, E-LAB): finished hypotheses, the chosen one first, then the live."""
     st.markdown("#### Beams")
     if trace.beam_steps:
-        live = trace.beam_steps[min(step, len(trace.beam_steps)) - 1]
-        st.markdown(f"Live beams after step {min(step, len(trace.beam_steps))}:")
-        st.dataframe([{"rank": i + 1, "prefix": " ".join(b["tokens"]), "text": joined(b["tokens"]),
-                       "log-prob": round(float(b["score"]), 3)} for i, b in enumerate(live)],
-                     hide_index=True, width="stretch")
-    st.caption("Beam search keeps the K best partial translations at every step; each finished hypothesis "
-               "has its own attention, chosen with 'Hypothesis' above.")
+        shown = min(step, len(trace.beam_steps))
+        st.markdown(f"What the search holds after step {shown}:")
+        st.dataframe(beams.beam_rows(trace, step, special), hide_index=True, width="stretch", key="beam_table")
+    st.caption("Beam search keeps the K best partial translations at every step; a hypothesis is finished once "
+               "it writes the end token, and the best finished one (log-prob per piece) is the translation. "
+               "Each has its own attention, chosen with 'Hypothesis' above.")
 
 
 def export_panel(trace, fig, name: str, run_name: str, title: str = "") -> None:
