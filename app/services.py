@@ -33,7 +33,8 @@ from model.engine.trace import KINDS
 
 __all__ = ["KINDS", "UNKNOWN_WORDS", "CheckpointError", "DecodeOptions", "Engine", "LeakageMeter", "ModelInputError",
            "Trace", "alignment", "alignment_report", "get_engine", "get_trace", "measure", "options_key",
-           "head_ranking", "probe_sentence", "repetition", "sample_measures", "train_log"]
+           "head_ranking", "probe_sentence", "repetition", "sample_measures", "train_log",
+           "uploaded_alignment"]
 
 
 # ---- models ---------------------------------------------------------------------------------------------
@@ -103,3 +104,10 @@ def head_ranking(model_key: str, n: int) -> dict[str, Any]:
     engine = get_engine(model_key)
     examples = sample_test_split(engine.card.get("pair", "en-fr"), n)
     return rank_heads(engine, [e.source for e in examples], [e.target for e in examples], progress=False)
+
+
+@st.cache_data(max_entries=8, show_spinner="Aligning your file with every head…")
+def uploaded_alignment(model_key: str, tsv_text: str) -> alignment.UploadReport:
+    """A user's checked test file (alignment.parse_tsv found no problem) aligned by every method."""
+    examples, _ = alignment.parse_tsv(tsv_text)
+    return alignment.align_upload(get_engine(model_key), examples)

@@ -13,6 +13,7 @@ import streamlit as st
 
 from app import services, state
 from app.render import alignment as af
+from app.screens.alignment_upload import upload_view
 from app.services import CheckpointError, DecodeOptions, ModelInputError
 from app.services import alignment as al
 
@@ -203,6 +204,8 @@ def main() -> None:
     method = method_ui(engine)
     st.divider()
     sentence_view(model_key, engine, source, target, gold_text, method)
+    st.divider()
+    upload_view(model_key, engine, method)
     st.divider()
     st.subheader("Which heads align?")
     table_view(model_key, engine, method)

@@ -58,6 +58,7 @@ from model.analysis.alignment.methods import (
     selectors,
 )
 from model.analysis.alignment.scoring import Tally, gold_matrices
+from model.analysis.alignment.uploads import UploadReport, align_upload, parse_tsv, shown_problems
 from model.analysis.alignment.words import (
     CONTINUATION,
     READINGS,
@@ -75,8 +76,8 @@ from model.analysis.alignment.words import (
 )
 
 __all__ = ["BEST", "CONTINUATION", "DEFAULT_METHOD", "DEFAULT_READING", "DEFAULT_THRESHOLD", "EXTRACTS", "READINGS",
-           "SEARCH_THRESHOLDS", "SPECIAL_PIECES", "UNKNOWN_PIECES", "WORD_STARTS", "Aligned", "Counts", "Gold", "Link",
-           "Method", "Report", "Tally", "WordAttention", "WordMismatch", "align_corpus", "candidates", "check_words",
-           "count", "engine_specials", "extract", "format_pharaoh", "gold_matrices", "links_of", "parse_pharaoh",
-           "pooling", "query_rows", "run_alignment", "scores", "selectors", "trace_word_attention", "word_attention",
-           "word_groups"]
+           "SEARCH_THRESHOLDS", "SPECIAL_PIECES", "UNKNOWN_PIECES", "WORD_STARTS", "Aligned", "Counts", "Gold",
+           "Link", "Method", "Report", "Tally", "UploadReport", "WordAttention", "WordMismatch", "align_corpus",
+           "align_upload", "candidates", "check_words", "count", "engine_specials", "extract", "format_pharaoh",
+           "gold_matrices", "links_of", "parse_pharaoh", "parse_tsv", "pooling", "query_rows", "run_alignment",
+           "scores", "selectors", "shown_problems", "trace_word_attention", "word_attention", "word_groups"]

@@ -59,7 +59,7 @@ def align_corpus(engine: Engine, examples: Sequence[Example], batch_size: int = 
     causal = trained_causal if causal is None else causal
     shift = trained_shift if shift is None else shift
     engine.check_switches(causal, shift)
-    options = DecodeOptions(mode="teacher_forced", causal=causal, shift=shift)
+    options = DecodeOptions(mode="teacher_forced", causal=causal, shift=shift, contributions=weights != "raw")
     specials = engine_specials(engine)
     bar = tqdm(total=len(examples), desc="aligning", unit="sent", disable=not progress, leave=False)
     for start in range(0, len(examples), batch_size):
@@ -68,8 +68,8 @@ def align_corpus(engine: Engine, examples: Sequence[Example], batch_size: int = 
         for k, ex in enumerate(chunk, start):
             try:
                 normalised, src_ids, src_pieces, warnings = engine.prepare_source(ex.source)
-                if warnings:
-                    raise ModelInputError(warnings[0])
+                if len(engine.encode_source(normalised)[0]) > engine.max_source_tokens:  # cut: words lost
+                    raise ModelInputError(warnings[-1])  # (a word outside the vocabulary still aligns)
                 target = engine.normalise_target(ex.target)
                 labels = engine.encode_target(target)
             except (ModelInputError, ValueError) as exc:
@@ -80,8 +80,9 @@ def align_corpus(engine: Engine, examples: Sequence[Example], batch_size: int = 
         out = list(failed)
         for (k, _, src_pieces, src_words, labels, tgt_words), run in zip(ready, runs):
             try:
-                cross = run.cross_attn if weights == "raw" else contributions(
-                    run, engine.contribution_parts(run, options))[CONTRIBUTION_KEYS[weights]]["cross_attention"]
+                cross = run.cross_attn if weights == "raw" else contributions(  # parts from the same pass
+                    run, run.extra.get("parts") or engine.contribution_parts(run, options)
+                )[CONTRIBUTION_KEYS[weights]]["cross_attention"]
                 wa = word_attention(cross, src_pieces, [engine.piece(i) for i in labels], src_words,
                                     tgt_words, shift=shift, specials=specials)
                 out.append(Aligned(k, wa))

@@ -1,0 +1,140 @@
+"""The Alignment page's "your test file" section: upload `source<TAB>target[<TAB>gold]`, rank every head by AER
+and name the best head and method (with gold), or show how much the heads agree (without); click a head in the
+ranking to see its links on a chosen sentence; download the predicted links as Pharaoh.
+
+Compute lives in model/analysis/alignment/uploads.py (through app.services, cached per model and file).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app import services, state
+from app.render import alignment as af
+from app.render.alignment_agreement import agreement_figure
+from app.services import alignment as al
+
+K_FILE, K_SENT, K_HEAD, K_RANK = "align_upload", "align_upload_sentence", "align_upload_head", "align_upload_rank"
+HELP = ("One sentence pair per line: `source<TAB>target`, optionally `<TAB>gold` with Pharaoh links over the "
+        "whitespace words (`i-j` sure, `i?j` possible, 0-based, source index first), as in "
+        "`python -m model align --data`.")
+
+
+def _head_name(layer: int, head: int) -> str:
+    return f"L{layer}H{head}"
+
+
+def _pick_ranked_head() -> None:
+    """A row clicked in the ranking opens that head below."""
+    rows = st.session_state[K_RANK].selection.rows
+    ranking = st.session_state.get(K_RANK + "_order", [])
+    if rows and rows[0] < len(ranking):
+        st.session_state[K_HEAD] = ranking[rows[0]]
+
+
+def _ranking(report: al.UploadReport, method: al.Method, engine) -> None:
+    tally = report.tally
+    best, best_head = report.best_method, report.best_head()
+    c = tally[best]
+    st.success(f"Best method on your {tally.n} sentences with gold: **{best.name}** (AER {c.aer:.3f}, precision "
+               f"{c.precision:.0%}, recall {c.recall:.0%}). Best single head: **layer {best_head.layer} · head "
+               f"{best_head.head}** read as `{best_head.name}` (AER {tally[best_head].aer:.3f}). Chosen and scored "
+               f"on the same sentences, so the figures are optimistic.")
+    rows = []
+    for layer in range(1, engine.n_decoder_layers + 1):
+        for head in range(1, engine.n_heads + 1):
+            m = al.Method(method.extract, method.reading, layer, head, method.threshold)
+            k = tally[m]
+            rows.append({"head": _head_name(layer, head), "layer": layer, "head #": head, "AER": k.aer,
+                         "precision": k.precision, "recall": k.recall})
+    table = pd.DataFrame(rows).sort_values("AER", kind="stable").reset_index(drop=True)
+    st.session_state[K_RANK + "_order"] = list(table["head"])
+    st.markdown(f"Every head ranked by AER with the method chosen above (`{method.extract}`, `{method.reading}` "
+                f"reading). Click a row to open that head below.")
+    st.dataframe(table, hide_index=True, key=K_RANK, on_select=_pick_ranked_head, selection_mode="single-row",
+                 height=min(36 * (len(table) + 1), 360), column_config={
+                     "AER": st.column_config.NumberColumn(format="%.3f"),
+                     "precision": st.column_config.NumberColumn(format="%.3f"),
+                     "recall": st.column_config.NumberColumn(format="%.3f")})
+    if K_HEAD not in st.session_state:
+        st.session_state[K_HEAD] = _head_name(best_head.layer, best_head.head)
+
+
+def _agreement(report: al.UploadReport, method: al.Method, engine) -> None:
+    st.info("No gold links in the file: the links are shown, but no head can be scored. Instead: how much the "
+            "heads agree with each other (2·|A∩B| / (|A|+|B|) over your sentences, i.e. 1 − AER of one head "
+            "against the other; heads that agree with many others often align).")
+    labels = [_head_name(li, hi) for li in range(1, engine.n_decoder_layers + 1)
+              for hi in range(1, engine.n_heads + 1)]
+    matrix = report.agreement(method, engine.n_decoder_layers, engine.n_heads)
+    st.plotly_chart(agreement_figure(matrix, labels, title=f"Agreement between heads · {method.extract} · "
+                                                           f"{method.reading}"),
+                    key="align_agreement", theme=None, config={"displayModeBar": False})
+    mean = (matrix.sum(axis=1) - 1) / max(len(labels) - 1, 1)
+    st.caption(f"Head agreeing most with the others: {labels[int(mean.argmax())]} (mean agreement "
+               f"{mean.max():.2f}).")
+
+
+def _sentence(report: al.UploadReport, method: al.Method, engine) -> None:
+    heads = [_head_name(li, hi) for li in range(1, engine.n_decoder_layers + 1) for hi in range(1, engine.n_heads + 1)]
+    if st.session_state.get(K_HEAD) not in heads:
+        st.session_state[K_HEAD] = heads[0]
+    kept = sorted(report.attention)
+    cols = st.columns([3, 1])
+    k = cols[0].selectbox("Sentence of your file", kept, key=K_SENT,
+                          format_func=lambda i: f"{i + 1}: {report.examples[i].source[:70]}")
+    name = cols[1].selectbox("Head", heads, key=K_HEAD)
+    layer, head = (int(x) for x in name[1:].split("H"))
+    m = al.Method(method.extract, method.reading, layer, head, method.threshold)
+    wa = report.attention[k]
+    links = m.links(wa)
+    gold = report.golds.get(k)
+    sure, possible = (gold.sure, gold.possible) if gold else (None, None)
+    if gold:
+        r = al.scores(links, gold)
+        st.caption(f"{m.name} on sentence {k + 1}: AER {r['aer']:.2f} · precision {r['precision']:.0%} · "
+                   f"recall {r['recall']:.0%}")
+    st.plotly_chart(af.links_figure(wa.source_words, wa.target_words, links, sure, possible,
+                                    weights=wa.matrix(m.reading, layer, head),
+                                    title=f"Sentence {k + 1} · layer {layer} · head {head} · {m.reading} reading"),
+                    key="align_upload_links", theme=None, config={"displayModeBar": False})
+
+
+def upload_view(model_key: str, engine, method: al.Method) -> None:
+    st.subheader("Your test file")
+    up = st.file_uploader("Upload a TSV: source, target, and gold links if you have them", type=["tsv", "txt"],
+                          key=K_FILE, help=HELP)
+    if up is None:
+        st.caption("Without a file, the ranking below uses the shipped test split of the model's language pair.")
+        return
+    try:
+        text = up.getvalue().decode("utf-8")
+    except UnicodeDecodeError:
+        st.error(f"{state.text(up.name)} is not UTF-8 text.")
+        return
+    _, problems = al.parse_tsv(text)
+    if problems:
+        st.error(f"{state.text(up.name)} cannot be used; fix these lines and upload it again:\n\n"
+                 + state.text(al.shown_problems(problems)).replace("&#45;", "-"))
+        return
+    report = services.uploaded_alignment(model_key, text)
+    if report.skipped:
+        shown = ", ".join(f"{k + 1}" for k in sorted(report.skipped)[:10])
+        st.warning(f"{len(report.skipped)} sentence(s) could not be aligned and are left out (sentences {shown}): "
+                   f"{state.text(next(iter(report.skipped.values())))}")
+    if not report.attention:
+        st.error("No sentence of the file could be aligned with this model.")
+        return
+    st.caption(f"{len(report.attention)} of {len(report.examples)} sentences aligned · {len(report.golds)} with "
+               f"gold links.")
+    if report.tally is not None:
+        _ranking(report, method, engine)
+    else:
+        _agreement(report, method, engine)
+    _sentence(report, method, engine)
+    export = report.best_method or method
+    st.download_button(f"Download the predicted links (Pharaoh, {export.name})", report.pharaoh(export),
+                       file_name=f"{up.name.rsplit('.', 1)[0]}.{export.name}.align", mime="text/plain",
+                       key="align_upload_download",
+                       help="One line per line of your file (blank lines skipped), `i-j` links, source index first.")

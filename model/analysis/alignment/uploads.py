@@ -1,0 +1,123 @@
+"""A user's test file on the Alignment page: `source<TAB>target[<TAB>gold]` lines checked one by one, every
+sentence aligned with every method, the heads ranked by AER when there is gold, how much the heads agree with
+each other when there is none, and the predicted links written back as Pharaoh lines."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from model.analysis.alignment.corpus import MISFIT, align_corpus
+from model.analysis.alignment.links import Gold, Link, format_pharaoh, parse_pharaoh
+from model.analysis.alignment.methods import Method
+from model.analysis.alignment.scoring import Tally
+from model.analysis.alignment.words import WordAttention
+from model.corpora import Example
+
+MAX_LINES = 1000
+MAX_ERRORS = 8  # problems listed at once; the count of the rest is given
+
+
+def parse_tsv(text: str, max_lines: int = MAX_LINES) -> tuple[list[Example], list[str]]:
+    """(examples, problems): every problem names its line (1-based, blank lines counted but skipped). Any
+    problem means the file is not used, so that no sentence is scored against a misread gold."""
+    examples, problems = [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        cols = line.split("\t")
+        if len(cols) not in (2, 3):
+            problems.append(f"line {number}: expected source<TAB>target[<TAB>gold], found {len(cols)} column(s)")
+            continue
+        source, target, gold = cols[0].strip(), cols[1].strip(), cols[2].strip() if len(cols) == 3 else ""
+        if not source or not target:
+            problems.append(f"line {number}: the {'source' if not source else 'target'} is empty")
+            continue
+        if gold:
+            try:
+                parse_pharaoh(gold).check(len(source.split()), len(target.split()))
+            except ValueError as exc:
+                problems.append(f"line {number}: gold links: {exc}")
+                continue
+        examples.append(Example(source, target, gold))
+    if len(examples) > max_lines:
+        problems.append(f"the file has {len(examples)} sentences; this page reads at most {max_lines} (use "
+                        f"`python -m model align --data FILE.tsv` for more)")
+    if not examples and not problems:
+        problems.append("the file has no sentence")
+    return examples, problems
+
+
+def shown_problems(problems: Sequence[str]) -> str:
+    more = len(problems) - MAX_ERRORS
+    return "\n".join(f"- {p}" for p in problems[:MAX_ERRORS]) + (f"\n- … and {more} more" if more > 0 else "")
+
+
+@dataclass
+class UploadReport:
+    """Every sentence of the file aligned: the word attention of those that could be, the tally of those with
+    gold links (None without gold), and why the others could not."""
+
+    examples: list[Example]
+    attention: dict[int, WordAttention]
+    golds: dict[int, Gold]
+    tally: Tally | None
+    skipped: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def best_method(self) -> Method | None:
+        return self.tally.best() if self.tally else None
+
+    def best_head(self) -> Method | None:
+        """The single head (any extraction and reading) with the lowest AER."""
+        if self.tally is None:
+            return None
+        heads = [m for m in self.tally.methods if m.head is not None]
+        return min(heads, key=lambda m: self.tally[m].aer)
+
+    def links(self, method: Method) -> dict[int, list[Link]]:
+        return {k: method.links(wa) for k, wa in self.attention.items()}
+
+    def pharaoh(self, method: Method) -> str:
+        """One line per sentence of the file, in order: the method's links (an empty line where the sentence
+        could not be aligned)."""
+        links = self.links(method)
+        return "".join(f"{format_pharaoh(links.get(k, []))}\n" for k in range(len(self.examples)))
+
+    def agreement(self, method: Method, layers: int, heads: int) -> np.ndarray:
+        """(layers*heads, layers*heads) agreement between every two heads read with `method`'s extraction and
+        reading: 2|A & B| / (|A| + |B|) over all sentences, i.e. 1 - AER of one head against the other taken
+        as sure gold (symmetric; 1 on the diagonal)."""
+        picks = [Method(method.extract, method.reading, li, hi, method.threshold)
+                 for li in range(1, layers + 1) for hi in range(1, heads + 1)]
+        sets = [[set(p.links(wa)) for wa in self.attention.values()] for p in picks]
+        out = np.ones((len(picks), len(picks)))
+        for a in range(len(picks)):
+            for b in range(a + 1, len(picks)):
+                both = sum(len(x & y) for x, y in zip(sets[a], sets[b]))
+                total = sum(len(x) + len(y) for x, y in zip(sets[a], sets[b]))
+                out[a, b] = out[b, a] = 2 * both / total if total else 1.0
+        return out
+
+
+def align_upload(engine, examples: Sequence[Example]) -> UploadReport:
+    """Teacher-force every sentence (as the model was trained) and count every method on those with gold."""
+    golds = {k: parse_pharaoh(ex.gold) for k, ex in enumerate(examples) if ex.gold}
+    tally = Tally(engine.n_decoder_layers, engine.n_heads) if golds else None
+    attention, skipped = {}, {}
+    for item in align_corpus(engine, examples, progress=False):
+        ex = examples[item.index]
+        wa = item.attention
+        if wa is None or len(wa.source_words) != len(ex.source.split()) or len(wa.target_words) != len(
+                ex.target.split()):
+            skipped[item.index] = item.error or MISFIT
+            continue
+        attention[item.index] = wa
+        if tally is not None and item.index in golds:
+            tally.add(wa, golds[item.index])
+    if tally is not None and tally.n == 0:
+        tally = None
+    return UploadReport(list(examples), attention, golds, tally, skipped)
+
