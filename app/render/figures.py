@@ -29,6 +29,7 @@ FONT = dict(family="Inter, 'DejaVu Sans', Arial, sans-serif", size=13, color="#1
 # 6-layer x 8-head model is 12.6 million cells, ~130 MB of heatmap JSON per view, and a panel ~130 px wide
 # cannot show one cell per pixel anyway (benchmarks/RESULTS.md). One head stays an exact heatmap.
 IMAGE_CELLS = 500_000
+COLORBAR_PX, COLORBAR_MAX_PX = 170, 300  # a grid's colour bar: never shorter (six tick labels apart), nor longer
 
 
 def figure(data: list[dict], layout: dict) -> go.Figure:
@@ -205,11 +206,15 @@ def grid(weights: np.ndarray, q_labels: Sequence[str], k_labels: Sequence[str], 
         xa, ya = _image_axes(q_labels, k_labels, cell * min(n_q, n_k))
     y_room = 20 + 0.55 * xa["tickfont"]["size"] * max((len(s) for s in k_labels), default=4)  # rotated key labels below
     plot_h = cell * n_q * n_layers + gap_px * (n_layers - 1)
-    height = int(plot_h + title_px + y_room)
+    # A short grid (one row of panels, step 1) keeps its cells at the top of an area tall enough for the colour
+    # bar, which is sized in pixels: as a fraction of a 17 px plot it collapsed and its tick labels overlapped.
+    area_h = max(plot_h, COLORBAR_PX)
+    fit = plot_h / area_h
+    height = int(area_h + title_px + y_room)
     h_gap = min(0.02, 0.8 / max(n_heads - 1, 1))
-    v_gap = gap_px / plot_h if n_layers > 1 else 0.0
+    v_gap = gap_px / area_h if n_layers > 1 else 0.0
     col_w = (1 - h_gap * (n_heads - 1)) / n_heads
-    row_h = (1 - v_gap * (n_layers - 1)) / n_layers
+    row_h = (fit - v_gap * (n_layers - 1)) / n_layers
     data, layout_axes, notes = [], {}, []
     # The subplots by hand (make_subplots + update_* costs ~100 ms a figure; a step click redraws it).
     for li in range(n_layers):
@@ -243,7 +248,8 @@ def grid(weights: np.ndarray, q_labels: Sequence[str], k_labels: Sequence[str], 
         height=height, margin=dict(l=10, r=10, t=title_px, b=10), annotations=notes,
         **_row_outline(highlight_row, [(_ref("x", i), _ref("y", i)) for i in range(1, n_layers * n_heads + 1)]),
         coloraxis=dict(colorscale=COLORSCALE, cmin=0.0, cmax=zmax,
-                       colorbar=dict(title=dict(text="weight"), thickness=12, len=min(1.0, 300 / plot_h))),
+                       colorbar=dict(title=dict(text="weight"), thickness=12, lenmode="pixels",
+                                     len=min(COLORBAR_MAX_PX, area_h), y=1.0, yanchor="top")),
         **layout_axes)
     return figure(data, layout)
 

@@ -53,11 +53,16 @@ def row_bars(row_labels: Sequence[str], future: np.ndarray, own_answer: np.ndarr
                            marker_color="#7048e8",
                            hovertemplate="%{x}<br>own-answer weight %{y:.3f}<extra></extra>"))
     fig = go.Figure(bars)
-    fig.update_layout(title=dict(text=title, x=0.01, font=dict(size=14)) if title else None, font=figures.FONT,
-                      barmode="group", height=340, margin=dict(l=10, r=10, t=44 if title else 16, b=10),
+    # The title on the figure's top line, the legend on its own line under it, left-aligned above the plot (on
+    # the title's line, right-aligned, the two overlapped in the page's column).
+    top = (34 if title else 0) + (30 if own_answer is not None else 0) + 12
+    fig.update_layout(title=dict(text=title, x=0.01, y=1.0, yref="container", yanchor="top", pad=dict(t=10),
+                                 font=dict(size=14)) if title else None, font=figures.FONT,
+                      barmode="group", height=340 + top - 44, margin=dict(l=10, r=10, t=top, b=10),
                       yaxis=dict(range=[0, 1.05], title="attention weight", gridcolor="#eef2f6"),
                       xaxis=dict(type="category", tickangle=-45), plot_bgcolor="#ffffff",
-                      legend=dict(orientation="h", y=1.02, x=1, xanchor="right", yanchor="bottom"))
+                      showlegend=own_answer is not None,
+                      legend=dict(orientation="h", y=1.0, x=0, xanchor="left", yanchor="bottom"))
     return fig
 
 
