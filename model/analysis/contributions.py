@@ -15,11 +15,12 @@ prediction, computed from a run's weights and what the engine's replay returns (
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from model.engine.runs import ContributionParts, RawRun
+if TYPE_CHECKING:  # annotations only: importing model.engine here is circular when model.analysis loads first
+    from model.engine.runs import ContributionParts, RawRun
 
 METHOD = ("norm-weighted attention alpha*||v W_O^h|| (Kobayashi et al. 2020); attention rollout with the "
           "residual, 0.5A+0.5I (Abnar & Zuidema 2020), cross composed with the encoder rollout; source share: "
