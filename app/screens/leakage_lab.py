@@ -40,6 +40,22 @@ MASKING = (
     "future scores in the denominator, so information about later tokens still leaks in.")
 
 
+# A switch says which way it is set: off, its track is dark grey (the default light grey on white was almost
+# invisible) and its label ends in a red "off"; on, the label ends in "on".
+SWITCH_CSS = """<style>
+.st-key-leak_causal label > span + div, .st-key-leak_shift label > span + div {border: 1px solid #52606d}
+.st-key-leak_causal label:has(input:not(:checked)) > span + div,
+.st-key-leak_shift label:has(input:not(:checked)) > span + div {background-color: #7b8794}
+.st-key-leak_causal label:has(input:not(:checked)) > span + div > div,
+.st-key-leak_shift label:has(input:not(:checked)) > span + div > div {background-color: #ffffff}
+.st-key-leak_causal [data-testid="stWidgetLabel"] p::after,
+.st-key-leak_shift [data-testid="stWidgetLabel"] p::after {content: ": on"; font-weight: 600; color: #2b8a3e}
+.st-key-leak_causal label:has(input:not(:checked)) [data-testid="stWidgetLabel"] p::after,
+.st-key-leak_shift label:has(input:not(:checked)) [data-testid="stWidgetLabel"] p::after {content: ": off";
+  color: #c92a2a}
+</style>"""
+
+
 def setting_text(causal: bool, shift: bool) -> str:
     return f"mask {'on' if causal else '**off**'}, shift {'on' if shift else '**off**'}"
 
@@ -61,6 +77,7 @@ def switches_ui(engine) -> tuple[bool, bool]:
     for key, supported in ((K_CAUSAL, engine.supports_causal_switch), (K_SHIFT, engine.supports_shift_switch)):
         if key not in st.session_state or not supported:  # an unsupported switch shows the setting in use
             st.session_state[key] = True
+    st.html(SWITCH_CSS)
     cols = st.columns(3, vertical_alignment="center")
     causal = cols[0].toggle("Causal mask", key=K_CAUSAL, disabled=not engine.supports_causal_switch,
                             help=notes.get("causal") or "Off: every decoder row may attend to every position, "

@@ -56,3 +56,55 @@ def test_no_deploy_button_and_the_unknown_words_notice(model, text, words):
     finally:
         proc.terminate()
         proc.wait(timeout=15)
+
+
+# JS: the switch's track colour, its label's ":on"/":off" suffix, and the page's background.
+SWITCH = """(key) => { const label = document.querySelector(`.st-key-${key} label`);
+    const track = label.querySelector(':scope > span + div');
+    const p = label.querySelector('[data-testid="stWidgetLabel"] p');
+    return {checked: label.querySelector('input').checked, track: getComputedStyle(track).backgroundColor,
+            suffix: getComputedStyle(p, '::after').content,
+            page: getComputedStyle(document.querySelector('.stMain, [data-testid="stMain"]')).backgroundColor}; }"""
+
+
+def luminance(css: str) -> float:
+    """Relative luminance (WCAG 2) of an rgb()/rgba() colour, alpha blended on white."""
+    parts = [float(v) for v in css[css.index("(") + 1:-1].split(",")]
+    alpha = parts[3] if len(parts) == 4 else 1.0
+    rgb = [(c * alpha + 255 * (1 - alpha)) / 255 for c in parts[:3]]
+    lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def contrast(a: str, b: str) -> float:
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_leakage_switch_off_is_visible():
+    """WCAG 2.1 (1.4.11) asks 3:1 for a control's state against its background; the off track was ~1.3:1."""
+    from playwright.sync_api import sync_playwright
+
+    proc, url = start("en-fr")
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+            try:
+                page = browser.new_page(viewport={"width": 1366, "height": 768})
+                page.goto(f"{url}/Leakage_lab")
+                page.wait_for_selector(".st-key-leak_causal input", timeout=90_000)
+                on = page.evaluate(SWITCH, "leak_causal")
+                assert on["checked"] and on["suffix"] == '": on"'
+                page.locator(".st-key-leak_causal label").click()
+                page.wait_for_function("() => !document.querySelector('.st-key-leak_causal input').checked",
+                                       timeout=60_000)
+                page.wait_for_timeout(500)
+                off = page.evaluate(SWITCH, "leak_causal")
+                assert off["suffix"] == '": off"'
+                assert contrast(off["track"], off["page"]) >= 3.0, off
+                page.screenshot(path=str(ROOT / "assets" / "leakage-switch-off.png"))
+            finally:
+                browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
