@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from model.builtin.config import ModelConfig
-from model.builtin.contributions import parts_of
+from model.builtin.contributions import batch_parts, row_parts
 from model.builtin.transformer import Transformer
 from model.engine.decode import to_numpy
 from model.engine.masks import decoder_self_mask
@@ -45,6 +45,7 @@ def teacher_forced_batch(model: Transformer, srcs: list[list[int]], labels: list
     enc = model.encode(src, src_keep, need_weights, keep["enc"])
     out = model.decode(dec_in, enc, decoder_self_mask(tgt_keep, causal), need_weights=need_weights,
                        keep=(keep["dec"], keep["cross"]))
+    parts = batch_parts(model, enc, out, keep) if need_parts else None
     runs = []
     for b, (s, lab) in enumerate(zip(srcs, labels)):
         n, m = len(s), len(lab)
@@ -56,6 +57,6 @@ def teacher_forced_batch(model: Transformer, srcs: list[list[int]], labels: list
             else np.zeros(0),
             cross_attn=np.stack([to_numpy(w[b, :, :m, :n]) for w in out.cross_attentions]) if need_weights
             else np.zeros(0),
-            extra={"parts": parts_of(model, enc, out, keep, b, n, m)} if need_parts else {},
+            extra={"parts": row_parts(parts, b, n, m)} if parts is not None else {},
         ))
     return runs

@@ -13,22 +13,34 @@ from model.engine.runs import ContributionParts, RawRun
 
 
 def _masked(norms: list[torch.Tensor], keep: torch.Tensor | None) -> np.ndarray:
-    """Per-layer (h, keys) norms -> (layers, h, keys); a switched-off head sends nothing."""
+    """Per-layer (B, h, keys) norms -> (layers, B, h, keys); a switched-off head sends nothing."""
     stacked = torch.stack(norms)
-    return to_numpy(stacked if keep is None else stacked * keep[:, :, None])
+    return to_numpy(stacked if keep is None else stacked * keep[:, None, :, None])
+
+
+def batch_parts(model: Transformer, enc: Encoded, out: DecoderOutput,
+                keep: dict[str, torch.Tensor | None]) -> list[tuple[np.ndarray, ...]]:
+    """The parts of a whole (padded) batch of a pass that kept its layer inputs, computed at once:
+    [encoder, decoder, cross norms (layers, B, h, keys), residual norms (layers, B, m)]."""
+    return [_masked([la.self_attn.value_output_norms(x) for la, x in zip(model.encoder, enc.inputs)], keep["enc"]),
+            _masked([la.self_attn.value_output_norms(y) for la, y in zip(model.decoder, out.inputs)], keep["dec"]),
+            _masked([la.cross_attn.value_output_norms(enc.memory) for la in model.decoder], keep["cross"]),
+            to_numpy(torch.stack([y.norm(dim=-1) for y in out.inputs]))]
+
+
+def row_parts(parts: list[np.ndarray], b: int, n: int, m: int) -> ContributionParts:
+    """Row b (n source, m target positions) of batch_parts."""
+    enc, dec, cross, resid = parts
+    return ContributionParts(value_norms={"encoder_self_attention": enc[:, b, :, :n].copy(),
+                                          "decoder_self_attention": dec[:, b, :, :m].copy(),
+                                          "cross_attention": cross[:, b, :, :n].copy()},
+                             residual_norms=resid[:, b, :m].copy())
 
 
 def parts_of(model: Transformer, enc: Encoded, out: DecoderOutput, keep: dict[str, torch.Tensor | None], b: int,
              n: int, m: int) -> ContributionParts:
     """Row b (n source, m target positions) of a pass that kept its layer inputs (encode / decode)."""
-    enc_norms = [layer.self_attn.value_output_norms(x[b:b + 1, :n])[0] for layer, x in zip(model.encoder, enc.inputs)]
-    dec_norms = [layer.self_attn.value_output_norms(y[b:b + 1, :m])[0] for layer, y in zip(model.decoder, out.inputs)]
-    cross_norms = [layer.cross_attn.value_output_norms(enc.memory[b:b + 1, :n])[0] for layer in model.decoder]
-    return ContributionParts(
-        value_norms={"encoder_self_attention": _masked(enc_norms, keep["enc"]),
-                     "decoder_self_attention": _masked(dec_norms, keep["dec"]),
-                     "cross_attention": _masked(cross_norms, keep["cross"])},
-        residual_norms=to_numpy(torch.stack([y[b, :m].norm(dim=-1) for y in out.inputs])))
+    return row_parts(batch_parts(model, enc, out, keep), b, n, m)
 
 
 @torch.no_grad()

@@ -129,3 +129,14 @@ def test_contributions_reusing_the_batch_encoding_equal_a_full_replay(tiny_engin
     for kind, norms in replayed.value_norms.items():
         np.testing.assert_allclose(reused.value_norms[kind], norms, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(reused.residual_norms, replayed.residual_norms, rtol=1e-5, atol=1e-5)
+
+
+def test_teacher_forced_batch_parts_equal_a_replay(tiny_engine):
+    options = DecodeOptions(mode="teacher_forced", contributions=True, ablate=("enc:2:1",))
+    srcs = [tiny_engine.encode_source(s)[0] for s in (SOURCES[1], SOURCES[0])]  # padded: different lengths
+    labels = [tiny_engine.encode_target(t) for t in (TARGETS[1], TARGETS[0])]
+    for run in tiny_engine.teacher_forced_batch(srcs, labels, options):
+        replayed = tiny_engine.contribution_parts(run, options)
+        for kind, norms in replayed.value_norms.items():
+            np.testing.assert_allclose(run.extra["parts"].value_norms[kind], norms, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(run.extra["parts"].residual_norms, replayed.residual_norms, rtol=1e-5, atol=1e-5)
