@@ -32,13 +32,15 @@ CAPTIONS = {
                               "is how a word such as 'bank' picks up its context before any translating starts.",
 }
 LONG_TOKENS = 40  # past this many source tokens a new run opens on the one-head view
-HEIGHT, PRESENT_HEIGHT = 270, 480  # px of the attention picture: fits under the step bar at 768 px
+# px of the attention picture: one head or the mean view fits under the step bar at 768 px; the grid (every
+# layer x head, unreadable when squeezed) may run below the fold.
+HEIGHT, PRESENT_HEIGHT, GRID_HEIGHT = 280, 350, 700
 K_PICTURE, K_NOTE = "present_picture", "preset_note"
 K_PRESET_SEEN = url.K_PRESET_SEEN
 
 
 def _present_toggled() -> None:
-    st.session_state[ctl.K_VIEW_KEEP] = "head" if st.session_state[ctl.K_PRESENT] else "grid"
+    st.session_state[ctl.K_VIEW_KEEP] = "head" if st.session_state[ctl.K_PRESENT] else "mean"
 
 
 def top_row(engine) -> tuple[str, dict | None, bool]:
@@ -84,9 +86,10 @@ def main() -> None:
     if new_run and len(trace.source_tokens) > LONG_TOKENS:
         st.session_state[ctl.K_VIEW_KEEP] = "head"
     special = engine.special_pieces()
-    st.container(key="tokens").markdown("<span class='lens-label'>tokens fed to the encoder</span>"
-                                        + ctl.chips(trace.source_tokens, special=special),
-                                        unsafe_allow_html=True)
+    if not present:  # presenter mode: the picture's axes name the tokens
+        st.container(key="tokens").markdown("<span class='lens-label'>tokens fed to the encoder</span>"
+                                            + ctl.chips(trace.source_tokens, special=special),
+                                            unsafe_allow_html=True)
     if trace.options.get("normalised_source") != source.strip():
         st.caption(f"Normalised to the corpus conventions: “{state.text(trace.options['normalised_source'])}”")
     state.show_warnings(trace)
@@ -122,7 +125,8 @@ def attention(shown, kind: str, view: str, step: int, layer: int, head: int, sca
     fig = views.attention_figure(shown, kind, view, step, layer, head, scale)
     if present:
         ctl.present_fonts(fig)
-    fig.update_layout(height=min(fig.layout.height, PRESENT_HEIGHT if present else HEIGHT))
+    cap = GRID_HEIGHT if view == "grid" else PRESENT_HEIGHT if present else HEIGHT
+    fig.update_layout(height=min(fig.layout.height, cap))
     st.plotly_chart(fig, key="attention", theme=None, config={"displaylogo": False})
     st.caption(CAPTIONS[kind])
     return fig
@@ -149,17 +153,18 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
     left, right = st.columns([3.5, 1] if not present else [3, 1], gap="small")
     with left:
         step = ctl.step_bar(shown.m)
-        kind, view, layer, head, scale = ctl.view_ui(engine, st.columns([2.95, 1.95, 0.8, 0.8, 1.0],
+        kind, view, layer, head, scale = ctl.view_ui(engine, st.columns([2.6, 2.0, 0.8, 0.8, 0.9],
                                                                           vertical_alignment="center"))
-        reading = analysis.reading_ui()  # weights / norm-weighted / rollout (E-CONTRIB)
+        row = st.columns([1, 1], vertical_alignment="center")
+        reading = analysis.reading_ui(row[0])  # weights / norm-weighted / rollout (E-CONTRIB)
         if reading != "weights":
             full = run_or_stop(model_key, source, target, replace(options, contributions=True))
             shown = analysis.as_reading(full, shown, reading)
         picture = "attention"
-        if present:
-            picture = st.segmented_control("Picture", ["attention", "next"], key=K_PICTURE, required=True,
-                                           default="attention", label_visibility="collapsed",
-                                           format_func={"attention": "Attention", "next": "Next token"}.get)
+        if present:  # one picture at a time
+            picture = row[1].segmented_control("Picture", ["attention", "next"], key=K_PICTURE, required=True,
+                                               default="attention", label_visibility="collapsed",
+                                               format_func={"attention": "Attention", "next": "Next token"}.get)
         if picture == "next":
             panels.topk_panel(shown, step, teacher, present, height=PRESENT_HEIGHT)
             fig = None

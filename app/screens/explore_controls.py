@@ -44,7 +44,8 @@ CSS = """<style>
 </style>"""
 # Presenter mode: no sidebar, everything at least PRESENT_PX.
 PRESENT_CSS = f"""<style>
-[data-testid='stSidebar'],[data-testid='stSidebarCollapsedControl'],[data-testid='stExpandSidebarButton']{{display:none}}
+[data-testid='stSidebar'],[data-testid='stSidebarCollapsedControl'],[data-testid='stExpandSidebarButton'],
+.block-container [data-testid='stHeading']{{display:none}}
 .lens-chip,.lens-label,[data-testid='stCaptionContainer'],[data-testid='stMarkdownContainer'] p,
 [data-testid='stWidgetLabel'] p,.stButton p,[data-testid='stSegmentedControl'] p{{font-size:{PRESENT_PX}px !important}}
 </style>"""
@@ -159,7 +160,7 @@ def view_ui(engine, cols) -> tuple[str, str, int, int, str]:
                               on_change=_copy, args=(K_KIND, K_KIND_KEEP, KINDS),
                               help="Cross: decoder rows over source tokens. Decoder self: over the target "
                                    "prefix (masked future hatched). Encoder self: source over source.")
-    view = _seed(K_VIEW, K_VIEW_KEEP, VIEWS, "grid")
+    view = _seed(K_VIEW, K_VIEW_KEEP, VIEWS, "mean")
     cols[1].segmented_control("Heads", list(VIEWS), key=K_VIEW, format_func=VIEW_SHORT.get, required=True,
                               label_visibility="collapsed",
                               on_change=_copy, args=(K_VIEW, K_VIEW_KEEP, VIEWS),

@@ -41,6 +41,6 @@ def test_presenter_mode_text_is_large_and_the_sidebar_gone(server, tmp_path):
 @pytest.mark.parametrize(("size", "name"), [((1366, 768), "screenshot-1366.png"),
                                            ((1920, 1080), "screenshot-1920.png")])
 def test_normal_screenshots(server, tmp_path, size, name):
-    with open_page(server, *size, BLACK_CAT + "&view=grid&present=0") as page:
+    with open_page(server, *size, BLACK_CAT + "&view=mean&present=0") as page:
         page.wait_for_function(ROW_SHOWN, arg=[4], timeout=60_000)
         shot(page, name, tmp_path)
