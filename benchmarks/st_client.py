@@ -99,6 +99,7 @@ class Session:
         self._reader: asyncio.Task | None = None
         self._run: Run | None = None
         self.closed_reason: str | None = None
+        self.page_name = ""  # the page runs ask for ("Alignment", ...; "" is the default page)
 
     # ---- connection ------------------------------------------------------------------------------------------
     def _get_page(self) -> None:
@@ -159,6 +160,7 @@ class Session:
         cs = msg.rerun_script
         cs.query_string = ""
         cs.page_script_hash = ""
+        cs.page_name = self.page_name
         cs.widget_states.widgets.extend(self.widgets.values())
         if trigger is not None:
             state = widget_state(trigger.element, True)

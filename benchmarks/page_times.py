@@ -1,0 +1,121 @@
+"""How long a student waits for a page, in Chromium (Playwright) against `streamlit run` of a tree.
+
+- explore_first_s: a fresh server's first page, to its first heatmap (the attention chart drawn);
+- explore_warm_s: median of --n further page loads (each a new browser context) to the first heatmap;
+- explore_reload_s: median of --n reloads of one tab (the browser has the app's scripts cached);
+- broken_first_s / broken_again_s: Leakage lab, click "Broken models", until the page is idle with every
+  chart drawn (the first open on this server, then once more in a new page);
+- alignment_first_s / alignment_again_s: the Alignment page opened by URL, until idle with every chart drawn.
+
+"Idle" is Streamlit's own marker (data-test-script-state=notRunning) with no spinner left; a chart is drawn when
+plotly has laid it out. --tree serves another checkout (e.g. a git worktree of an earlier commit) for a side by
+side; its app runs on this venv.
+
+    .venv/bin/python benchmarks/page_times.py --n 5
+    .venv/bin/python benchmarks/page_times.py --n 5 --tree /tmp/old-worktree
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.load_test import server_env, wait_healthy  # noqa: E402
+from tests.fixtures.browser import CHROMIUM, LAUNCH_ARGS, ROW_SHOWN, free_port  # noqa: E402
+
+# JS: the script has finished, no spinner is left, and every chart on the page is laid out (at least `least`).
+SETTLED = """([least]) => {
+    const app = document.querySelector('[data-testid=stApp]');
+    if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+    if (document.querySelector('[data-testid=stSpinner]')) return false;
+    const charts = [...document.querySelectorAll('.js-plotly-plot')];
+    return charts.length >= least && charts.every(gd => !!gd._fullLayout); }"""
+TIMEOUT = 90_000
+BROKEN = "[data-testid=stDataFrame]"  # the view's last element, its test-split table (the only table on the page)
+
+
+def start(tree: Path, port: int) -> subprocess.Popen:
+    cmd = [sys.executable, "-m", "streamlit", "run", str(tree / "app" / "streamlit_app.py"), "--server.headless",
+           "true", "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats",
+           "false", "--server.fileWatcherType", "none"]
+    proc = subprocess.Popen(cmd, cwd=tree, env=server_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    wait_healthy(f"http://127.0.0.1:{port}", proc)
+    return proc
+
+
+def explore(browser, url: str, reloads: int = 0) -> list[float]:
+    """Seconds to the first heatmap: a new browser context (nothing cached), then `reloads` reloads of the
+    same tab (the browser's cache holds the app's scripts, as when a student opens the page again)."""
+    ctx = browser.new_context(viewport={"width": 1500, "height": 1400})
+    page = ctx.new_page()
+    took = []
+    for i in range(1 + reloads):
+        t0 = time.perf_counter()
+        page.goto(url) if i == 0 else page.reload()
+        page.wait_for_function(ROW_SHOWN, arg=[0], timeout=TIMEOUT)
+        took.append(time.perf_counter() - t0)
+    ctx.close()
+    return took
+
+
+def settled_page(browser, url: str, click_text: str | None = None, shown: str | None = None) -> float:
+    """Open url (and click a label, if given: timed from the click); seconds until the `shown` element is
+    there (a CSS selector, if given) and the page has settled."""
+    ctx = browser.new_context(viewport={"width": 1500, "height": 1400})
+    page = ctx.new_page()
+    t0 = time.perf_counter()
+    page.goto(url)
+    if click_text:
+        page.wait_for_function(SETTLED, arg=[0], timeout=TIMEOUT)
+        page.get_by_text(click_text, exact=True).first.click()
+        t0 = time.perf_counter()
+    if shown:
+        page.locator(shown).first.wait_for(timeout=TIMEOUT)
+    page.wait_for_function(SETTLED, arg=[1], timeout=TIMEOUT)
+    took = time.perf_counter() - t0
+    ctx.close()
+    return took
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=5, help="warm Explore page loads")
+    parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose app is served")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    port = free_port()
+    proc = start(args.tree.resolve(), port)
+    url = f"http://127.0.0.1:{port}"
+    out: dict[str, object] = {"tree": str(args.tree)}
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+            out["explore_first_s"] = round(explore(browser, url)[0], 2)
+            warm = [explore(browser, url)[0] for _ in range(args.n)]
+            out.update(explore_warm_s=round(statistics.median(warm), 2), explore_warm_max_s=round(max(warm), 2))
+            again = explore(browser, url, reloads=args.n)[1:]
+            out.update(explore_reload_s=round(statistics.median(again), 2), explore_reload_max_s=round(max(again), 2))
+            out["broken_first_s"] = round(settled_page(browser, url + "/Leakage_lab", "Broken models", BROKEN), 2)
+            out["broken_again_s"] = round(settled_page(browser, url + "/Leakage_lab", "Broken models", BROKEN), 2)
+            out["alignment_first_s"] = round(settled_page(browser, url + "/Alignment"), 2)
+            out["alignment_again_s"] = round(settled_page(browser, url + "/Alignment"), 2)
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+    out["load_average"] = [round(x, 1) for x in os.getloadavg()]
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
