@@ -175,7 +175,9 @@ def text_inputs(engine: Engine, container=None, cols=None) -> tuple[str, str, di
     cols = cols or box.columns([2, 3])
     chosen = cols[0].selectbox("Example", ids, key=K_PRESET, format_func=titles.get, on_change=_apply_preset,
                                persist_state="session")
-    long = len(st.session_state.get(K_SOURCE, "")) > LONG_SOURCE
+    # The box changes kind at LONG_SOURCE characters: the new widget takes the text only if it is set anew.
+    st.session_state[K_SOURCE] = st.session_state.get(K_SOURCE, "")
+    long = len(st.session_state[K_SOURCE]) > LONG_SOURCE
     field = cols[1].text_area if long else cols[1].text_input
     source = field("Source sentence", key=K_SOURCE, on_change=_source_edited, persist_state="session",
                    max_chars=2000, **({"height": 90} if long else {}))
