@@ -56,14 +56,14 @@ class ExploreView:
 
 
 def explore_view(page: dict) -> ExploreView:
-    """The Explore page's step counter, Next button and attention figure, found by text, label and key.
+    """The Explore page's step counter, Next button and attention figure, found by text and key.
     The one place to adapt when the page is reworked."""
     step = total = None
     for path in sorted(page):
         el = page[path].element
         if el.WhichOneof("type") == "markdown" and (m := STEP_TEXT.fullmatch(el.markdown.body)):
             step, total = int(m[1]), int(m[2])
-    return ExploreView(step, total, find(page, "button", label="Next"), find(page, "plotly_chart", key="attention"))
+    return ExploreView(step, total, find(page, "button", key="next"), find(page, "plotly_chart", key="attention"))
 
 
 # ---- the server --------------------------------------------------------------------------------------------------
