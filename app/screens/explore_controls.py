@@ -160,7 +160,7 @@ def view_ui(engine, cols) -> tuple[str, str, int, int, str]:
                               on_change=_copy, args=(K_KIND, K_KIND_KEEP, KINDS),
                               help="Cross: decoder rows over source tokens. Decoder self: over the target "
                                    "prefix (masked future hatched). Encoder self: source over source.")
-    view = _seed(K_VIEW, K_VIEW_KEEP, VIEWS, "mean")
+    view = _seed(K_VIEW, K_VIEW_KEEP, VIEWS, "grid")
     cols[1].segmented_control("Heads", list(VIEWS), key=K_VIEW, format_func=VIEW_SHORT.get, required=True,
                               label_visibility="collapsed",
                               on_change=_copy, args=(K_VIEW, K_VIEW_KEEP, VIEWS),

@@ -119,10 +119,10 @@ def test_heatmap_shapes_for_a_known_sentence(app, tiny_engine):
     assert set(shapes["decoder_self_attention"]) == {(3, 3)}
     assert set(shapes["cross_attention"]) == {(3, n)}
     # One head, and the mean over heads (one panel per layer).
-    app.selectbox(key="view").set_value("head").run()
+    app.segmented_control(key="view").set_value("head").run()
     app.selectbox(key="layer").set_value(1).run()
     assert heat_shapes(figure(app, "attention")) == [(n, n)]
-    app.selectbox(key="view").set_value("mean").run()
+    app.segmented_control(key="view").set_value("mean").run()
     assert heat_shapes(figure(app, "attention")) == [(n, n)] * 2
 
 
@@ -150,7 +150,7 @@ def test_switching_modes_and_options(app):
     app.slider(key="beam_size").set_value(2).run()
     assert len(app.selectbox(key="beam").options) == 2
     app.selectbox(key="beam").set_value(1).run()
-    assert not app.exception and any(m.value.startswith("Live beams") for m in app.markdown)
+    assert not app.exception and any(m.value.startswith("What the search holds") for m in app.markdown)
     app.radio(key="mode").set_value("sample").run()
     app.slider(key="temperature").set_value(1.5).run()
     app.number_input(key="seed").set_value(7).run()

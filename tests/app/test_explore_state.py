@@ -57,3 +57,27 @@ def test_bank_preset_opens_on_the_head_where_bank_reads_river():
     w = np.asarray(trace.encoder_self_attention)[:, :, bank, river]
     layer, head = np.unravel_index(w.argmax(), w.shape)
     assert (hint["kind"], hint["view"], hint["layer"], hint["head"]) == ("enc", "head", layer + 1, head + 1)
+
+
+def test_tour_walks_its_stops_and_sets_each_view(app):
+    at = app.run()
+    at.button(key="tour_start").click().run()
+    assert at.session_state["kind_keep"] == "encoder_self_attention" and at.session_state["view_keep"] == "head"
+    assert at.session_state["source"] == "the dog sat near the bank of the river ."
+    seen = []
+    for _ in range(5):
+        at.button(key="tour_next").click().run()
+        assert not at.exception, at.exception
+        seen.append((at.session_state["tour_stop"], at.session_state["model"], at.session_state["kind_keep"]))
+    assert seen[1] == (2, "de-en", "cross_attention") and seen[2][2] == "decoder_self_attention"
+    assert at.session_state["leak_view"] == "broken"
+    at.button(key="tour_back").click().run()
+    assert at.session_state["leak_causal"] is False and at.session_state["leak_shift"] is False
+
+
+def test_a_long_source_opens_on_one_head(app):
+    at = app.run()
+    at.text_input(key="source").set_value(" ".join(["the cat sat on the mat ."] * 7)).run()
+    assert not at.exception
+    assert at.session_state["view_keep"] == "head"
+    assert at.text_area(key="source").value.startswith("the cat sat")
