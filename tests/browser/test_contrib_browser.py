@@ -1,0 +1,43 @@
+"""The reading switch in Chromium (shipped en-fr model): the norm-weighted grid drawn beside the raw one, and the
+source / prefix bar; the picture assets/contrib-norm-vs-raw.png (LENS_UPDATE_SCREENSHOT=1 writes it there)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from tests.browser import explore_browser as eb
+from tests.browser.explore_browser import open_page
+from tests.fixtures.browser import ROOT
+
+pytestmark = [pytest.mark.browser]
+server = eb.shipped_server
+UPDATE = os.environ.get("LENS_UPDATE_SCREENSHOT") == "1"
+QUERY = "?text=the+black+cat+sat+on+the+mat+.&mode=greedy&step=5&kind=cross&view=grid"
+# JS: the first heatmap's cells as a string (to see the figure change).
+FIRST_Z = """() => { const gd = document.querySelector('.st-key-attention .js-plotly-plot');
+    return gd && gd.data.length ? JSON.stringify(gd.data[0].z) : ''; }"""
+
+
+def test_norm_weighted_grid_beside_the_raw_one(server, tmp_path):
+    from PIL import Image
+
+    with open_page(server, 1366, 900, QUERY) as page:
+        page.wait_for_timeout(800)
+        raw_z = page.evaluate(FIRST_Z)
+        raw_png = tmp_path / "raw.png"
+        page.locator(".st-key-attention").screenshot(path=str(raw_png))
+        page.locator(".st-key-reading button", has_text="Norm-weighted").click()
+        page.wait_for_function(f"() => ({FIRST_Z})() !== {raw_z!r}", timeout=30_000)
+        page.locator(".st-key-share .js-plotly-plot").wait_for(timeout=30_000)
+        page.wait_for_timeout(800)
+        norm_png = tmp_path / "norm.png"
+        page.locator(".st-key-attention").screenshot(path=str(norm_png))
+    left, right = Image.open(raw_png), Image.open(norm_png)
+    both = Image.new("RGB", (left.width + right.width + 20, max(left.height, right.height)), "white")
+    both.paste(left, (0, 0))
+    both.paste(right, (left.width + 20, 0))
+    out = ROOT / "assets" / "contrib-norm-vs-raw.png" if UPDATE else tmp_path / "both.png"
+    both.save(out)
+    assert out.stat().st_size > 20_000
