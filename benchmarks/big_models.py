@@ -1,0 +1,133 @@
+"""Models of the size people really use (issue 17): a random-weight Marian of opus-mt's dimensions (6 + 6
+layers, 8 heads, d_model 512, a 58k SentencePiece vocabulary) and a random-weight T5 of t5-small's, opened
+in the app as "your model" (LENS_HF_MODELS). For each:
+
+- load: a fresh process opening the folder with load_engine (seconds, peak RSS in MB);
+- server: one Next click under AppTest (script rerun + figures), median of --server-n, default view
+  (all layers x heads of cross-attention: 6 x 8 = 48 panels);
+- browser: in Chromium, click Next until the new row is drawn in the 48-panel grid, median of --browser-n,
+  and the websocket bytes received per click (median).
+
+    .venv/bin/python benchmarks/big_models.py            # builds the models once into tests/fixtures' cache
+    .venv/bin/python benchmarks/big_models.py --quick    # opus-mt dimensions with a 2k vocabulary, 3 clicks
+
+Targets (issue 17): step click <= 150 ms on the server, <= 1.5 s to render. Prints one JSON line per model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.app_latency import SOURCE, server_clicks  # noqa: E402
+from tests.fixtures.browser import CHROMIUM, LAUNCH_ARGS, ROW_SHOWN, SOURCE_SHOWN, free_port, serve  # noqa: E402
+
+LOAD = """
+import json, resource, sys, time
+import torch
+torch.set_num_threads(1)
+t = time.perf_counter()
+from model.engine.loader import load_engine
+engine = load_engine(sys.argv[1])
+seconds = time.perf_counter() - t
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"load_s": round(seconds, 2), "peak_rss_mb": round(rss), "heads": engine.n_heads,
+                  "layers": [engine.n_encoder_layers, engine.n_decoder_layers],
+                  "parameters": engine.card.get("parameters"), "vocab": engine.card.get("vocab_size")}))
+"""
+
+
+def load_figures(folder: Path) -> dict:
+    out = subprocess.run([sys.executable, "-c", LOAD, str(folder)], capture_output=True, text=True, cwd=ROOT,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=600)
+    if out.returncode:
+        raise RuntimeError(out.stderr[-2000:])
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def browser_clicks(env: dict[str, str], n: int) -> tuple[list[float], list[int]]:
+    """Seconds from a Next click to the new row drawn, and websocket bytes received meanwhile, per click."""
+    from playwright.sync_api import sync_playwright
+
+    port = free_port()
+    proc = serve(env, port)
+    received = [0]
+    times, sizes = [], []
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+            page = browser.new_page(viewport={"width": 1500, "height": 1400})
+            page.on("websocket", lambda ws: ws.on("framereceived", lambda data: received.__setitem__(
+                0, received[0] + len(data if isinstance(data, bytes) else data.encode()))))
+            page.goto(f"http://127.0.0.1:{port}")
+            box = page.locator(".st-key-source input, .st-key-source textarea").first
+            box.wait_for(timeout=300_000)
+            box.fill(SOURCE)
+            box.press("Enter")
+            page.wait_for_function(SOURCE_SHOWN, arg=["blackcatsatonthemat"], timeout=300_000)
+            page.wait_for_function(ROW_SHOWN, arg=[0], timeout=300_000)
+            nxt, reset = page.locator(".st-key-next button"), page.locator(".st-key-reset button")
+            step = 1
+            while len(times) < n:
+                if nxt.is_disabled():
+                    reset.click()
+                    page.wait_for_function(ROW_SHOWN, arg=[0], timeout=120_000)
+                    step = 1
+                page.wait_for_timeout(300)
+                before, t0 = received[0], time.perf_counter()
+                nxt.click()
+                page.wait_for_function(ROW_SHOWN, arg=[step], timeout=120_000)
+                times.append(time.perf_counter() - t0)
+                page.wait_for_timeout(300)  # frames that arrive just after the draw belong to this click
+                sizes.append(received[0] - before)
+                step += 1
+            browser.close()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+    return times, sizes
+
+
+def measure(folder: Path, server_n: int, browser_n: int) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
+    env.update(LENS_HF_MODELS=str(folder), LENS_DEFAULT_MODEL=folder.name)
+    result = {"model": folder.name, **load_figures(folder)}
+    server = server_clicks(env, server_n, "cross_attention")
+    result.update(server_click_median_ms=round(1000 * statistics.median(server)), server_n=len(server))
+    if browser_n and Path(CHROMIUM).exists():
+        times, sizes = browser_clicks(env, browser_n)
+        result.update(render_median_ms=round(1000 * statistics.median(times)), render_n=len(times),
+                      bytes_per_click_median=int(statistics.median(sizes)))
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="opus-mt dimensions, 2k vocabulary, few clicks")
+    ap.add_argument("--server-n", type=int, default=15)
+    ap.add_argument("--browser-n", type=int, default=8)
+    args = ap.parse_args()
+    from tests.fixtures import hf_big
+
+    if args.quick:
+        folders = [hf_big.build_marian_sized(Path(tempfile.mkdtemp()) / "opus-mt-dims-2k", vocab=2000,
+                                             sentences=5000)]
+        args.server_n, args.browser_n = 3, 0
+    else:
+        folders = [hf_big.cached("opus-mt-sized"), hf_big.cached("t5-small-sized")]
+    for folder in folders:
+        print(json.dumps(measure(folder, args.server_n, args.browser_n)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
