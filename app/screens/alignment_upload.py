@@ -81,6 +81,8 @@ def _sentence(report: al.UploadReport, method: al.Method, engine) -> None:
     if st.session_state.get(K_HEAD) not in heads:
         st.session_state[K_HEAD] = heads[0]
     kept = sorted(report.attention)
+    if st.session_state.get(K_SENT) not in kept:  # a new file: its first sentence
+        st.session_state[K_SENT] = kept[0]
     cols = st.columns([3, 1])
     k = cols[0].selectbox("Sentence of your file", kept, key=K_SENT,
                           format_func=lambda i: f"{i + 1}: {report.examples[i].source[:70]}")
