@@ -158,7 +158,7 @@ def _source_edited() -> None:
     _mark_custom()
 
 
-LONG_SOURCE = 80  # characters; a longer source gets a multi-line box
+LONG_SOURCE = 120  # characters (about 20 words); a longer source gets a multi-line box
 
 
 def text_inputs(engine: Engine, container=None, cols=None) -> tuple[str, str, dict[str, Any] | None]:

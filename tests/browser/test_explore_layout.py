@@ -80,3 +80,16 @@ def test_a_link_opens_its_state_and_copy_link_reproduces_it(server):
             assert state_of(page) == first
         finally:
             browser.close()
+
+
+def test_space_plays_and_pauses(server):
+    with open_page(server, 1366, 768, "?text=the+black+cat+sat+on+the+mat+.&step=1") as page:
+        page.wait_for_function(ROW_SHOWN, arg=[0], timeout=60_000)
+        page.locator("[data-testid='stMain'] h1").first.click()
+        page.keyboard.press(" ")  # 1 s per step
+        expect(page.get_by_text("Step 3 of", exact=False)).to_be_visible(timeout=15_000)
+        page.keyboard.press(" ")
+        page.wait_for_timeout(1500)
+        held = page.locator(".st-key-prefix .lens-chip").count()
+        page.wait_for_timeout(2500)
+        assert page.locator(".st-key-prefix .lens-chip").count() == held >= 3
