@@ -43,7 +43,7 @@ def unknown_notice(engine: Engine, source: str) -> list[str]:
         named = ", ".join(f"“{state.text(w)}”" for w in words)
         st.warning(f"**Words this model does not know:** {named}. It never saw them in training, so it will "
                    "translate them as confident nonsense. Build your sentence from the words it knows (“Words "
-                   "this model knows”).",
+                   "this model knows”, in the sidebar).",
                    icon=":material/spellcheck:")
     return words
 
@@ -59,7 +59,7 @@ def known_words_panel(engine: Engine, container=None) -> None:
                        "tokenizer has an unknown token.")
             return
         st.caption("Click a word to add it to the sentence (before its final full stop). Verbs are listed with "
-                   "their forms: present, past, and the form after `will` / `does not`.")
+                   "their forms: present, past, and the infinitive.")
         for part, entries in lexicon.items():
             st.pills(part.capitalize(), [form for forms in entries for form in forms], key=K_PREFIX + part,
                      on_change=_append, args=(K_PREFIX + part,), selection_mode="single")
@@ -67,6 +67,7 @@ def known_words_panel(engine: Engine, container=None) -> None:
 
 def source_help(engine: Engine, source: str, container=None) -> None:
     """The one call a page makes next to its source box: the unknown-word notice (only when there are unknown
-    words), then the button that opens the word panel (in `container`, e.g. a column of the input row)."""
+    words) there, and the button that opens the word panel in `container` (default: the sidebar, under the
+    model it describes, so that the page's own layout above the fold gains no row)."""
     unknown_notice(engine, source)
-    known_words_panel(engine, container)
+    known_words_panel(engine, container or st.sidebar)

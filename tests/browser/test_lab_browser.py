@@ -47,10 +47,12 @@ def test_no_deploy_button_and_the_unknown_words_notice(model, text, words):
                 expect(notice).to_have_count(1, timeout=90_000)
                 for word in words:
                     expect(notice).to_contain_text(f"“{word}”")
-                page.get_by_role("button", name="Words this model knows").click()
-                expect(page.get_by_text("Nouns", exact=True)).to_be_visible(timeout=30_000)
                 page.wait_for_timeout(800)
                 page.screenshot(path=str(ROOT / "assets" / f"unknown-words-{model}.png"))
+                page.get_by_role("button", name="Words this model knows").click()
+                expect(page.get_by_text("Nouns", exact=True)).to_be_visible(timeout=30_000)
+                page.wait_for_timeout(500)
+                page.screenshot(path=str(ROOT / "assets" / f"known-words-{model}.png"))
             finally:
                 browser.close()
     finally:
