@@ -73,7 +73,7 @@ def main() -> None:
     tour.panel()
     source, chosen, present = top_row(engine)
     vocabulary.source_help(engine, source)  # unknown words named, the words it knows (E-LAB)
-    if st.session_state.get(K_PRESET_SEEN) is None:  # a session's first run keeps what its link asked for
+    if st.session_state.get(K_PRESET_SEEN) == url.LINKED:  # a session's first run keeps what its link asked for
         st.session_state[K_PRESET_SEEN] = chosen["id"] if chosen else state.CUSTOM
     apply_preset_hint(chosen)
     st.session_state[K_NOTE] = chosen["note"] if chosen else None

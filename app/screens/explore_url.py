@@ -23,6 +23,7 @@ VIEWS = ("grid", "head", "mean")
 ORDER = ("model", "text", "target", "mode", "beam", "temperature", "top_k", "seed", "step", "kind", "view",
          "layer", "head", "present")
 K_READ, K_NOTICES, K_PENDING_STEP, K_PRESET_SEEN = "url_read", "url_notices", "url_step", "preset_seen"
+LINKED = "(link)"
 K_BEAM_SIZE, K_TEMPERATURE, K_TOP_K, K_SEED = "beam_size", "temperature", "sample_top_k", "seed"
 
 
@@ -87,7 +88,10 @@ def read_once() -> None:
     if st.session_state.get(K_READ):
         return
     st.session_state[K_READ] = True
-    st.session_state[K_NOTICES] = apply(st.query_params.to_dict())
+    params = st.query_params.to_dict()
+    st.session_state[K_NOTICES] = apply(params)
+    if params and K_PRESET_SEEN not in st.session_state:  # a link's view is not replaced by the preset's hint
+        st.session_state[K_PRESET_SEEN] = LINKED
 
 
 def check_ranges(n_layers: int, n_heads: int) -> None:
