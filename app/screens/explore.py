@@ -34,7 +34,7 @@ CAPTIONS = {
 LONG_TOKENS = 40  # past this many source tokens a new run opens on the one-head view
 # px of the attention picture: one head or the mean view fits under the step bar at 768 px; the grid (every
 # layer x head, unreadable when squeezed) may run below the fold.
-HEIGHT, PRESENT_HEIGHT, GRID_HEIGHT = 280, 350, 700
+HEIGHT, PRESENT_HEIGHT, GRID_HEIGHT = 280, 400, 700
 K_PICTURE, K_NOTE = "present_picture", "preset_note"
 K_PRESET_SEEN = url.K_PRESET_SEEN
 
