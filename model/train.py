@@ -178,10 +178,20 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
     metrics = evaluate(engine, [s for s, _ in test], [t for _, t in test], causal, shift, progress=progress)
     valid = valid_rows[:1000]
     valid_metrics = evaluate(engine, [s for s, _ in valid], [t for _, t in valid], causal, shift, progress=progress)
-    card["test_metrics"] = {k: round(v, 5) if isinstance(v, float) else v for k, v in metrics.items()}
-    card["valid_metrics"] = {k: round(v, 5) if isinstance(v, float) else v for k, v in valid_metrics.items()}
+    card["test_metrics"] = rounded(metrics)
+    card["valid_metrics"] = rounded(valid_metrics)
+    combos = {name.removeprefix("combo-"): rows for name, rows in splits.items() if name.startswith("combo-")}
+    if combos:
+        card["combination_metrics"] = {
+            name: rounded(evaluate(engine, [s for s, _ in rows], [t for _, t in rows], causal, shift,
+                                   progress=progress))
+            for name, rows in combos.items()}
     save_checkpoint(out, model, src_tok, tgt_tok, card, dtype=dtype)
     return card
+
+
+def rounded(metrics: dict[str, Any]) -> dict[str, Any]:
+    return {k: round(v, 5) if isinstance(v, float) else v for k, v in metrics.items()}
 
 
 @torch.no_grad()

@@ -35,13 +35,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _update_card(folder: Path, data: str, result: dict) -> None:
-    """Record the figures as the card's test-split metrics (after retraining a tokenizer rule, say)."""
+    """Record the figures as the card's test-split metrics (after retraining a tokenizer rule, say), or,
+    for a combination split `PAIR.combo-NAME.tsv`, as `combination_metrics[NAME]`."""
     card_path = folder / "card.json"
     if not card_path.is_file():
         raise ValueError(f"{folder} has no card.json to update")
     card = json.loads(card_path.read_text())
-    card["test_metrics"] = {k: round(v, 5) if isinstance(v, float) else v for k, v in result.items()}
-    card["test_data"] = Path(data).name
+    metrics = {k: round(v, 5) if isinstance(v, float) else v for k, v in result.items()}
+    split = Path(data).stem.partition(".")[2]
+    if split.startswith("combo-"):
+        card.setdefault("combination_metrics", {})[split.removeprefix("combo-")] = metrics
+    else:
+        card["test_metrics"] = metrics
+        card["test_data"] = Path(data).name
     card_path.write_text(json.dumps(card, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
