@@ -18,7 +18,7 @@ def load_rows(args: argparse.Namespace) -> tuple[dict, dict]:
         return split_examples(rows, args.seed), {"pair": Path(args.data).stem, "data": str(args.data)}
     from model.corpora import generate
 
-    splits = generate(args.pair, seed=args.corpus_seed)
+    splits = generate(args.pair, seed=args.corpus_seed, n_train=args.train_pairs)
     return ({k: [(e.source, e.target) for e in v] for k, v in splits.items()},
             {"pair": args.pair, "corpus_seed": args.corpus_seed})
 
@@ -55,5 +55,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dtype", choices=("float16", "float32"), default="float16")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--corpus-seed", type=int, default=0)
+    p.add_argument("--train-pairs", type=int, default=60000, help="built-in corpus: how many training pairs")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
