@@ -20,7 +20,7 @@ class Rates:
     """How often each optional part is drawn."""
 
     subject_relative: float = 0.32  # main clause; a `because` clause gets half
-    object_relative: float = 0.25  # on an object of a main or `because` clause
+    object_relative: float = 0.25  # on a main-clause object; a `because` clause's object gets twice as many
     relative_negated: float = 0.2
     relative_place: float = 0.2
     relative_because: float = 0.12  # only a relative clause on the main subject holds one
@@ -79,7 +79,7 @@ class Sampler:
             c.obj = self.np()
             if negated and self.pair == "de-en":
                 c.obj.det = "the"
-            if not nested and rng.random() < rates.object_relative:
+            if not nested and rng.random() < (1 if main else 2) * rates.object_relative:
                 c.obj_relative = self.relative(allow_because=False)
         if c.obj_relative is None and rng.random() < (0.6 if verb == "sit" else 0.28 if main else 0.18):
             c.place = self.place(verb)
