@@ -51,6 +51,7 @@ class TrainConfig:
     max_positions: int = 256
     dtype: str = "float16"
     threads: int = 1
+    time_budget: float = 0.0  # seconds of training loop; stop after the step that spends it (0: no limit)
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -153,7 +154,8 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         running = loss.item() if running is None else 0.95 * running + 0.05 * loss.item()
-        last = step + 1 == tc.steps
+        over = tc.time_budget > 0 and time.perf_counter() - t0 > tc.time_budget
+        last = step + 1 == tc.steps or over
         if (step + 1) % 50 == 0 or last:
             bar.set_postfix(loss=f"{running:.3f}")
         if (step + 1) % tc.eval_every == 0 or last:
@@ -164,9 +166,12 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
             _write_log(log_path, log_rows)
             bar.write(f"step {row['step']}: train loss {row['train_loss']:.3f}, valid tf-acc "
                       f"{row['valid_tf_accuracy']:.4f}, valid exact match {row['valid_exact_match']:.3f}")
+        if over:
+            break
+    steps_done = step + 1
     seconds = time.perf_counter() - t0
     model.eval()
-    card = {**meta, "variant": tc.variant, "trained_causal": causal, "trained_shift": shift, "steps": tc.steps,
+    card = {**meta, "variant": tc.variant, "trained_causal": causal, "trained_shift": shift, "steps": steps_done,
             "train_seconds": round(seconds, 1), "parameters": n_params, "seed": tc.seed,
             "train_config": {k: getattr(tc, k) for k in tc.__dataclass_fields__},
             "train_pairs": len(train_rows), "valid_pairs": len(valid_rows), "test_pairs": len(splits["test"])}
