@@ -19,7 +19,7 @@ AFTER = tuple(a for a, e in ADJECTIVES.items() if not e.fr_before)
 class Rates:
     """How often each optional part is drawn."""
 
-    subject_relative: float = 0.32  # main clause; a `because` clause gets half
+    subject_relative: float = 0.32  # on the subject of a main or `because` clause
     object_relative: float = 0.25  # on a main-clause object; a `because` clause's object gets twice as many
     relative_negated: float = 0.2
     relative_place: float = 0.2
@@ -74,7 +74,6 @@ class Sampler:
         verb = rng.choice(TRANSITIVE if transitive else INTRANSITIVE)
         negated = rng.random() < (0.2 if main else 0.12)
         c = Clause(self.np(), verb, rng.choice(TENSES), negated)
-        share = 0.0 if nested else 1.0 if main else 0.5
         if transitive:
             c.obj = self.np()
             if negated and self.pair == "de-en":
@@ -83,7 +82,7 @@ class Sampler:
                 c.obj_relative = self.relative(allow_because=False)
         if c.obj_relative is None and rng.random() < (0.6 if verb == "sit" else 0.28 if main else 0.18):
             c.place = self.place(verb)
-        if rng.random() < share * rates.subject_relative:
+        if not nested and rng.random() < rates.subject_relative:
             c.relative = self.relative(allow_because=main)
         if main and rng.random() < rates.because:
             c.because = self.clause(main=False)

@@ -140,29 +140,33 @@ def combos(c: Clause) -> set[Combo]:
 
 
 SHAPES = {
-    "neg-rel": "negation inside an object relative clause: `the mouse that the king did not find`",
+    "neg-rel": "a negated object relative clause in the future: `the mouse that the king will not find`",
     "place-rel": "a place phrase inside a subject relative clause: `the doctor that ran on the bank`",
-    "rel-obj": "an object relative clause on an object: `the king finds the door that a woman opened`",
-    "rel-because": "a relative clause on the subject of a `because` clause: `because the cat that sees the bird runs`",
+    "rel-obj": "an object relative on the object of a `because` clause: `because the girl reads the book that the "
+               "teacher wrote`",
+    "rel-because": "a subject relative on the subject of a `because` clause: `because the cat that sees the bird "
+                   "runs`",
 }
 
 
 def shapes(c: Clause) -> set[str]:
     """Which construction combinations of `SHAPES` a sentence contains (what the combination splits hold out).
 
-    Each is one pairing of two spec constructions; its sibling pairings stay in train (negated subject
-    relatives, place phrases in object relatives, subject relatives on objects, relatives on the object of
-    a `because` clause and `because` clauses inside relatives), so every construction is learnt and only
-    the combination is new."""
+    Each is a combination whose parts all occur together in train in every other pairing (README.md
+    beside this file): negated object relatives in the present and past, negated subject relatives and
+    future object relatives; place phrases in object relatives; object relatives on main-clause objects
+    and subject relatives on `because`-clause objects; object relatives on `because`-clause subjects and
+    subject relatives on main subjects. So every part is learnt and only the combination is new."""
     found = set()
     for a in relatives(c):
-        if a.rel.kind == "object" and a.rel.negated:
+        in_because = a.host is not c  # every clause but the main one is a `because` clause
+        if a.rel.kind == "object" and a.rel.negated and a.rel.tense == "future":
             found.add("neg-rel")
         if a.rel.kind == "subject" and a.rel.place is not None:
             found.add("place-rel")
-        if a.rel.kind == "object" and a.on_object:
+        if a.rel.kind == "object" and a.on_object and in_because:
             found.add("rel-obj")
-        if not a.on_object and a.host is not c:  # every clause but the main one is a `because` clause
+        if a.rel.kind == "subject" and not a.on_object and in_because:
             found.add("rel-because")
     return found
 
