@@ -141,7 +141,8 @@ def combos(c: Clause) -> set[Combo]:
 
 SHAPES = {
     "neg-rel": "a negated object relative clause in the future: `the mouse that the king will not find`",
-    "place-rel": "a place phrase inside a subject relative clause: `the doctor that ran on the bank`",
+    "place-rel": "a place phrase inside a subject relative on an object: `the king finds the cat that sleeps on the "
+                 "mat`",
     "rel-obj": "an object relative on the object of a `because` clause: `because the girl reads the book that the "
                "teacher wrote`",
     "rel-because": "a subject relative on the subject of a `because` clause: `because the cat that sees the bird "
@@ -154,15 +155,16 @@ def shapes(c: Clause) -> set[str]:
 
     Each is a combination whose parts all occur together in train in every other pairing (README.md
     beside this file): negated object relatives in the present and past, negated subject relatives and
-    future object relatives; place phrases in object relatives; object relatives on main-clause objects
-    and subject relatives on `because`-clause objects; object relatives on `because`-clause subjects and
-    subject relatives on main subjects. So every part is learnt and only the combination is new."""
+    future object relatives; place phrases in subject relatives on subjects and in object relatives;
+    object relatives on main-clause objects and subject relatives on `because`-clause objects; object
+    relatives on `because`-clause subjects and subject relatives on main subjects. So every part is
+    learnt and only the combination is new."""
     found = set()
     for a in relatives(c):
         in_because = a.host is not c  # every clause but the main one is a `because` clause
         if a.rel.kind == "object" and a.rel.negated and a.rel.tense == "future":
             found.add("neg-rel")
-        if a.rel.kind == "subject" and a.rel.place is not None:
+        if a.rel.kind == "subject" and a.rel.place is not None and a.on_object:
             found.add("place-rel")
         if a.rel.kind == "object" and a.on_object and in_because:
             found.add("rel-obj")
