@@ -85,12 +85,15 @@ def length_buckets(lengths: list[int], batch_size: int, rng: random.Random) -> l
     return batches
 
 
-def _lr_at(step: int, tc: TrainConfig) -> float:
-    """Linear warm-up, then linear decay to 10% of the peak."""
+def _lr_at(step: int, tc: TrainConfig, elapsed: float = 0.0) -> float:
+    """Linear warm-up, then linear decay to 10% of the peak, over the steps or the time budget, whichever
+    runs out first (a run cut short by its budget still ends at the low learning rate)."""
     if step < tc.warmup:
         return tc.lr * (step + 1) / tc.warmup
     frac = (step - tc.warmup) / max(1, tc.steps - tc.warmup)
-    return tc.lr * (1.0 - 0.9 * frac)
+    if tc.time_budget > 0:
+        frac = max(frac, elapsed / tc.time_budget)
+    return tc.lr * (1.0 - 0.9 * min(frac, 1.0))
 
 
 def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, meta: dict[str, Any],
@@ -147,7 +150,7 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
             batches = iter(length_buckets([len(s) for s in train_src], tc.batch_size, rng))
             idx = next(batches)
         for g in opt.param_groups:
-            g["lr"] = _lr_at(step, tc)
+            g["lr"] = _lr_at(step, tc, time.perf_counter() - t0)
         loss, _, _ = batch_loss([train_src[i] for i in idx], [train_lab[i] for i in idx], loss_fn, True)
         opt.zero_grad(set_to_none=True)
         loss.backward()
