@@ -36,18 +36,24 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _update_card(folder: Path, data: str, result: dict, engine) -> None:
-    """Record the figures as the card's test-split metrics (after retraining a tokenizer rule, say), and
-    measure the card's Leakage lab sample again (model.analysis.leakage.CARD_SAMPLE)."""
+    """Record the figures as the card's test-split metrics (and measure the card's Leakage lab sample again,
+    model.analysis.leakage.CARD_SAMPLE), or, for a combination split `PAIR.combo-NAME.tsv`, as
+    `combination_metrics[NAME]`."""
     from model.analysis.leakage import CARD_SAMPLE, card_sample
 
     card_path = folder / "card.json"
     if not card_path.is_file():
         raise ValueError(f"{folder} has no card.json to update")
     card = json.loads(card_path.read_text())
-    card["test_metrics"] = {k: round(v, 5) if isinstance(v, float) else v for k, v in result.items()}
-    card["test_data"] = Path(data).name
-    if "pair" in card:
-        card[CARD_SAMPLE] = card_sample(engine, card["pair"])
+    metrics = {k: round(v, 5) if isinstance(v, float) else v for k, v in result.items()}
+    split = Path(data).stem.partition(".")[2]
+    if split.startswith("combo-"):
+        card.setdefault("combination_metrics", {})[split.removeprefix("combo-")] = metrics
+    else:
+        card["test_metrics"] = metrics
+        card["test_data"] = Path(data).name
+        if "pair" in card:
+            card[CARD_SAMPLE] = card_sample(engine, card["pair"])
     card_path.write_text(json.dumps(card, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 

@@ -18,7 +18,7 @@ def load_rows(args: argparse.Namespace) -> tuple[dict, dict]:
         return split_examples(rows, args.seed), {"pair": Path(args.data).stem, "data": str(args.data)}
     from model.corpora import generate
 
-    splits = generate(args.pair, seed=args.corpus_seed)
+    splits = generate(args.pair, seed=args.corpus_seed, n_train=args.train_pairs)
     return ({k: [(e.source, e.target) for e in v] for k, v in splits.items()},
             {"pair": args.pair, "corpus_seed": args.corpus_seed})
 
@@ -29,7 +29,7 @@ def run(args: argparse.Namespace) -> int:
     tc = TrainConfig(variant=args.variant, steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                      seed=args.seed, eval_every=args.eval_every, d_model=args.d_model, n_heads=args.heads,
                      n_encoder_layers=args.layers, n_decoder_layers=args.layers, d_ff=4 * args.d_model,
-                     dtype=args.dtype, vocab_size=args.vocab_size)
+                     dtype=args.dtype, vocab_size=args.vocab_size, time_budget=60 * args.time_budget)
     splits, meta = load_rows(args)
     card = train(splits, Path(args.out), tc, meta, progress=not args.quiet)
     print(json.dumps({"out": args.out, "test_metrics": card["test_metrics"], "train_seconds": card["train_seconds"]}),
@@ -55,5 +55,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dtype", choices=("float16", "float32"), default="float16")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--corpus-seed", type=int, default=0)
+    p.add_argument("--train-pairs", type=int, default=60000, help="built-in corpus: how many training pairs")
+    p.add_argument("--time-budget", type=float, default=0,
+                   help="minutes of training; stop early when spent, the card says how many steps ran (0: none)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .lexicon import TENSE_INDEX, VERBS
-from .structure import NP, Clause, Relative
+from .structure import NP, Clause, Place, Relative
 from .tokens import PERIOD, Tok
 
 
@@ -33,11 +33,25 @@ def verb_group(verb: str, tense: str, negated: bool, key: int) -> list[Tok]:
     return [*head, Tok(forms[2], (lex,))]
 
 
+def place_phrase(place: Place) -> list[Tok]:
+    return [Tok(place.prep, ((id(place), "prep"),)), *noun_phrase(place.np)]
+
+
+def because_clause(c: Clause) -> list[Tok]:
+    return [Tok("because", ((id(c), "because"),)), *clause(c)]
+
+
 def relative(rel: Relative) -> list[Tok]:
+    """`that the cat chased`, `that does not sleep under the tree`, `that barked because the cat ran`."""
     that = Tok("that", ((id(rel), "rel"),))
-    verb = verb_group(rel.verb, rel.tense, False, id(rel))
+    verb = verb_group(rel.verb, rel.tense, rel.negated, id(rel))
     other = noun_phrase(rel.other) if rel.other is not None else []
-    return [that, *other, *verb] if rel.kind == "object" else [that, *verb, *other]
+    tokens = [that, *other, *verb] if rel.kind == "object" else [that, *verb, *other]
+    if rel.place is not None:
+        tokens += place_phrase(rel.place)
+    if rel.because is not None:
+        tokens += because_clause(rel.because)
+    return tokens
 
 
 def clause(c: Clause) -> list[Tok]:
@@ -47,10 +61,12 @@ def clause(c: Clause) -> list[Tok]:
     tokens += verb_group(c.verb, c.tense, c.negated, id(c))
     if c.obj is not None:
         tokens += noun_phrase(c.obj)
+    if c.obj_relative is not None:
+        tokens += relative(c.obj_relative)
     if c.place is not None:
-        tokens += [Tok(c.place.prep, ((id(c.place), "prep"),)), *noun_phrase(c.place.np)]
+        tokens += place_phrase(c.place)
     if c.because is not None:
-        tokens += [Tok("because", ((id(c.because), "because"),)), *clause(c.because)]
+        tokens += because_clause(c.because)
     return tokens
 
 

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from .lexicon import ADJECTIVES, PREPOSITIONS, TENSE_INDEX, VERBS, starts_with_vowel
-from .structure import NP, Clause, Relative, has_river, noun_entry
+from .structure import NP, Clause, Place, Relative, has_river, noun_entry
 from .tokens import PERIOD, Concept, Tok
 
 
@@ -63,14 +63,36 @@ def verb_group(verb: str, tense: str, negated: bool, key: int) -> list[Tok]:
     return [Tok(ne, (neg,)), *core, Tok("pas", (neg,))]
 
 
+def place_phrase(place: Place, river: bool) -> list[Tok]:
+    prep = (id(place), "prep")
+    if place.prep == "near":
+        return [Tok("près", (prep,)), *noun_phrase(place.np, river, de=prep)]
+    return [Tok(PREPOSITIONS[place.prep][0], (prep,)), *noun_phrase(place.np, river)]
+
+
+def because_clause(c: Clause, river: bool) -> list[Tok]:
+    key = (id(c), "because")
+    rest = clause(c, river)
+    return [Tok("parce", (key,)), Tok("qu'" if starts_with_vowel(rest[0].text) else "que", (key,)), *rest]
+
+
 def relative(rel: Relative, river: bool) -> list[Tok]:
+    """`que le chat chassa`, `qui ne dormira pas sous l' arbre`, `qui ne voit pas d' oiseau`."""
     key = (id(rel), "rel")
-    verb = verb_group(rel.verb, rel.tense, False, id(rel))
-    other = noun_phrase(rel.other, river) if rel.other is not None else []
+    verb = verb_group(rel.verb, rel.tense, rel.negated, id(rel))
     if rel.kind == "subject":
-        return [Tok("qui", (key,)), *verb, *other]
-    rest = [*other, *verb]
-    return [Tok("qu'" if starts_with_vowel(rest[0].text) else "que", (key,)), *rest]
+        other = []
+        if rel.other is not None:
+            other = noun_phrase(rel.other, river, negative=rel.negated and rel.other.det == "a")
+        tokens = [Tok("qui", (key,)), *verb, *other]
+    else:
+        rest = [*noun_phrase(rel.other, river), *verb]
+        tokens = [Tok("qu'" if starts_with_vowel(rest[0].text) else "que", (key,)), *rest]
+    if rel.place is not None:
+        tokens += place_phrase(rel.place, river)
+    if rel.because is not None:
+        tokens += because_clause(rel.because, river)
+    return tokens
 
 
 def clause(c: Clause, river: bool) -> list[Tok]:
@@ -80,16 +102,12 @@ def clause(c: Clause, river: bool) -> list[Tok]:
     tokens += verb_group(c.verb, c.tense, c.negated, id(c))
     if c.obj is not None:
         tokens += noun_phrase(c.obj, river, negative=c.negated and c.obj.det == "a")
+    if c.obj_relative is not None:
+        tokens += relative(c.obj_relative, river)
     if c.place is not None:
-        prep = (id(c.place), "prep")
-        if c.place.prep == "near":
-            tokens += [Tok("près", (prep,)), *noun_phrase(c.place.np, river, de=prep)]
-        else:
-            tokens += [Tok(PREPOSITIONS[c.place.prep][0], (prep,)), *noun_phrase(c.place.np, river)]
+        tokens += place_phrase(c.place, river)
     if c.because is not None:
-        key = (id(c.because), "because")
-        rest = clause(c.because, river)
-        tokens += [Tok("parce", (key,)), Tok("qu'" if starts_with_vowel(rest[0].text) else "que", (key,)), *rest]
+        tokens += because_clause(c.because, river)
     return tokens
 
 

@@ -1,9 +1,13 @@
-"""Train / valid / test splits with held-out combinations.
+"""Train / valid / test splits with held-out combinations, and one combination split per construction pair.
 
 The test split holds out whole adjective–noun and verb–object pairs: every test sentence contains at
 least one pair of `HELD_OUT["test"]`, and no train sentence contains any held-out pair (valid has its own
 set), so test scores measure generalisation to new combinations of words that train covers one by one.
-None of the held-out pairs occurs in a reference sentence (`structure.references`)."""
+None of the held-out pairs occurs in a reference sentence (`sampler.references`).
+
+The combination splits (`combo-neg-rel`, ...) hold out whole combinations of constructions
+(`structure.SHAPES`): every sentence of `combo-X` contains combination X and no other held-out
+combination or pair, and no train, valid or test sentence contains any of them."""
 
 from __future__ import annotations
 
@@ -11,7 +15,8 @@ import random
 
 from . import english, french, german
 from .example import Example
-from .structure import Clause, Combo, Sampler, admissible, combos, references
+from .sampler import Sampler, references
+from .structure import SHAPES, Clause, Combo, admissible, combos, shapes
 from .tokens import Tok, gold_links, text
 
 PAIRS = ("en-fr", "de-en")
@@ -53,17 +58,19 @@ def to_example(c: Clause, pair: str) -> Example:
 
 
 def generate_structured(
-    pair: str, seed: int = 0, n_train: int = 60000, n_valid: int = 1000, n_test: int = 1000
+    pair: str, seed: int = 0, n_train: int = 60000, n_valid: int = 1000, n_test: int = 1000,
+    n_combo: int | None = None,
 ) -> dict[str, list[tuple[Example, Clause]]]:
     """`generate`, keeping each example's abstract structure (for tests and statistics)."""
     if pair not in PAIRS:
         raise ValueError(f"unknown pair {pair!r}; expected one of {PAIRS}")
+    n_combo = n_test // 2 if n_combo is None else n_combo
     rng = random.Random(f"corpora:{pair}:{seed}")
     sampler = Sampler(rng, pair)
     targets: dict[str, str] = {}  # every source ever realised -> its target: one source, one translation
 
-    def accept(c: Clause, out: list[tuple[Example, Clause]], allowed: frozenset[Combo]) -> None:
-        if not admissible(c, pair):
+    def accept(c: Clause, out: list[tuple[Example, Clause]], allowed: frozenset[Combo], shape: str = "") -> None:
+        if not admissible(c, pair) or shapes(c) != ({shape} if shape else set()):
             return
         if combos(c) & (ALL_HELD_OUT - allowed):
             return
@@ -78,33 +85,37 @@ def generate_structured(
         seen.add(ex.source)
         out.append((ex, c))
 
+    def fill(name: str, n: int, draw) -> None:
+        for _ in range(200 * n + 1000):
+            if len(splits[name]) >= n:
+                return
+            draw()
+        raise RuntimeError(f"could not draw {n} distinct {name} sentences")
+
     seen: set[str] = set()
     splits: dict[str, list[tuple[Example, Clause]]] = {"train": [], "valid": [], "test": []}
+    splits |= {f"combo-{shape}": [] for shape in SHAPES}
     for c in references():
         accept(c, splits["train"], frozenset())
     assert len(splits["train"]) == len(references()), "a reference sentence uses a held-out pair"
     for name, n in (("test", n_test), ("valid", n_valid)):
         held = sorted(HELD_OUT[name])
-        for _ in range(200 * n + 1000):
-            if len(splits[name]) >= n:
-                break
-            accept(sampler.inject(sampler.sentence(), rng.choice(held)), splits[name], HELD_OUT[name])
-        else:
-            raise RuntimeError(f"could not draw {n} distinct {name} sentences")
-    for _ in range(20 * n_train + 1000):
-        if len(splits["train"]) >= n_train:
-            break
-        accept(sampler.sentence(), splits["train"], frozenset())
-    else:
-        raise RuntimeError(f"could not draw {n_train} distinct train sentences")
+        fill(name, n, lambda name=name, held=held: accept(
+            sampler.inject(sampler.sentence(), rng.choice(held)), splits[name], HELD_OUT[name]))
+    for shape in SHAPES:
+        name = f"combo-{shape}"
+        fill(name, n_combo, lambda name=name, shape=shape: accept(sampler.sentence(), splits[name], frozenset(), shape))
+    fill("train", n_train, lambda: accept(sampler.sentence(), splits["train"], frozenset()))
     rng.shuffle(splits["train"])
     return splits
 
 
 def generate(
-    pair: str, seed: int = 0, n_train: int = 60000, n_valid: int = 1000, n_test: int = 1000
+    pair: str, seed: int = 0, n_train: int = 60000, n_valid: int = 1000, n_test: int = 1000,
+    n_combo: int | None = None,
 ) -> dict[str, list[Example]]:
-    """Deterministic train / valid / test splits for `pair` ("en-fr" or "de-en"); no source sentence
-    occurs twice. Train always holds the reference sentences (so it has at least that many)."""
-    splits = generate_structured(pair, seed, n_train, n_valid, n_test)
+    """Deterministic train / valid / test splits for `pair` ("en-fr" or "de-en") and the combination splits
+    `combo-<shape>` (`n_combo` sentences each, by default half of `n_test`); no source sentence occurs
+    twice. Train always holds the reference sentences (so it has at least that many)."""
+    splits = generate_structured(pair, seed, n_train, n_valid, n_test, n_combo)
     return {name: [ex for ex, _ in items] for name, items in splits.items()}

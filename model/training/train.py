@@ -52,6 +52,7 @@ class TrainConfig:
     max_positions: int = 256
     dtype: str = "float16"
     threads: int = 1
+    time_budget: float = 0.0  # seconds of training loop; stop after the step that spends it (0: no limit)
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -85,12 +86,15 @@ def length_buckets(lengths: list[int], batch_size: int, rng: random.Random) -> l
     return batches
 
 
-def _lr_at(step: int, tc: TrainConfig) -> float:
-    """Linear warm-up, then linear decay to 10% of the peak."""
+def _lr_at(step: int, tc: TrainConfig, elapsed: float = 0.0) -> float:
+    """Linear warm-up, then linear decay to 10% of the peak, over the steps or the time budget, whichever
+    runs out first (a run cut short by its budget still ends at the low learning rate)."""
     if step < tc.warmup:
         return tc.lr * (step + 1) / tc.warmup
     frac = (step - tc.warmup) / max(1, tc.steps - tc.warmup)
-    return tc.lr * (1.0 - 0.9 * frac)
+    if tc.time_budget > 0:
+        frac = max(frac, elapsed / tc.time_budget)
+    return tc.lr * (1.0 - 0.9 * min(frac, 1.0))
 
 
 def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, meta: dict[str, Any],
@@ -147,14 +151,15 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
             batches = iter(length_buckets([len(s) for s in train_src], tc.batch_size, rng))
             idx = next(batches)
         for g in opt.param_groups:
-            g["lr"] = _lr_at(step, tc)
+            g["lr"] = _lr_at(step, tc, time.perf_counter() - t0)
         loss, _, _ = batch_loss([train_src[i] for i in idx], [train_lab[i] for i in idx], loss_fn)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         running = loss.item() if running is None else 0.95 * running + 0.05 * loss.item()
-        last = step + 1 == tc.steps
+        over = tc.time_budget > 0 and time.perf_counter() - t0 > tc.time_budget
+        last = step + 1 == tc.steps or over
         if (step + 1) % 50 == 0 or last:
             bar.set_postfix(loss=f"{running:.3f}")
         if (step + 1) % tc.eval_every == 0 or last:
@@ -165,9 +170,12 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
             _write_log(log_path, log_rows)
             bar.write(f"step {row['step']}: train loss {row['train_loss']:.3f}, valid tf-acc "
                       f"{row['valid_tf_accuracy']:.4f}, valid exact match {row['valid_exact_match']:.3f}")
+        if over:
+            break
+    steps_done = step + 1
     seconds = time.perf_counter() - t0
     model.eval()
-    card = {**meta, "variant": tc.variant, "trained_causal": causal, "trained_shift": shift, "steps": tc.steps,
+    card = {**meta, "variant": tc.variant, "trained_causal": causal, "trained_shift": shift, "steps": steps_done,
             "train_seconds": round(seconds, 1), "parameters": n_params, "seed": tc.seed,
             "train_config": {k: getattr(tc, k) for k in tc.__dataclass_fields__},
             "train_pairs": len(train_rows), "valid_pairs": len(valid_rows), "test_pairs": len(splits["test"])}
@@ -179,12 +187,22 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
     metrics = evaluate(engine, [s for s, _ in test], [t for _, t in test], causal, shift, progress=progress)
     valid = valid_rows[:1000]
     valid_metrics = evaluate(engine, [s for s, _ in valid], [t for _, t in valid], causal, shift, progress=progress)
-    card["test_metrics"] = {k: round(v, 5) if isinstance(v, float) else v for k, v in metrics.items()}
-    card["valid_metrics"] = {k: round(v, 5) if isinstance(v, float) else v for k, v in valid_metrics.items()}
+    card["test_metrics"] = rounded(metrics)
+    card["valid_metrics"] = rounded(valid_metrics)
+    combos = {name.removeprefix("combo-"): rows for name, rows in splits.items() if name.startswith("combo-")}
+    if combos:
+        card["combination_metrics"] = {
+            name: rounded(evaluate(engine, [s for s, _ in rows], [t for _, t in rows], causal, shift,
+                                   progress=progress))
+            for name, rows in combos.items()}
     if "pair" in card:
         card[CARD_SAMPLE] = card_sample(engine, card["pair"])
     save_checkpoint(out, model, src_tok, tgt_tok, card, dtype=dtype)
     return card
+
+
+def rounded(metrics: dict[str, Any]) -> dict[str, Any]:
+    return {k: round(v, 5) if isinstance(v, float) else v for k, v in metrics.items()}
 
 
 @torch.no_grad()
