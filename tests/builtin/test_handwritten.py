@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from model.builtin import BuiltinEngine
-
 from tests.conftest import ROOT
 
 LIST = Path(__file__).parent / "data" / "handwritten.tsv"
