@@ -120,7 +120,13 @@ class BuiltinEngine(Engine):
 
     def unknown_words(self, normalised: str) -> list[str]:
         """Words that are not one whole-word piece of the source vocabulary (model.builtin.vocabulary)."""
-        return unknown_words(normalised, self._src_words)
+        return unknown_words(normalised, self._known_words())
+
+    def _known_words(self) -> frozenset[str]:
+        """Whole-word pieces; for a corpus pair, only those that are words of its lexicon (a 1000-piece BPE
+        vocabulary also holds merges such as `▁you` that no training sentence contains as a word)."""
+        forms = {w for entries in self.lexicon().values() for entry in entries for w in entry}
+        return frozenset(w for w in self._src_words if w in forms or not w.isalpha()) if forms else self._src_words
 
     def lexicon(self) -> dict[str, list[tuple[str, ...]]]:
         return lexicon(self.card.get("pair") if "data" not in self.card else None, self._src_words)

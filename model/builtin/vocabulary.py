@@ -4,8 +4,9 @@ decoding) and the lexicon a student can build sentences from.
 The rule for an unknown word: its normalised form is not one whole-word piece (`▁word`) of the model's
 source SentencePiece vocabulary. The shipped tokenizers are BPE trained with room for every corpus word, so
 each word seen in training is one piece and a word never seen falls apart into smaller pieces
-(`you` -> `▁y` `ou`) or `<unk>`. The rule cannot see a short word that happens to equal an intermediate BPE
-merge (`i`, from `in` and `is`): such a word passes as known.
+(`you` -> `▁y` `ou`) or `<unk>`. A word that happens to equal an intermediate BPE merge (`i`, `you`) is a piece
+too, so for a corpus pair a word must also be a form of its lexicon (BuiltinEngine._known_words); a model trained
+on its own data has no lexicon and keeps the piece rule alone.
 
 The lexicon comes from the corpus word tables (model/corpora/lexicon.py, corpus-spec.md) of the model's
 language pair, each form kept only if the model's vocabulary holds it as a whole word, so every word offered

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from model.builtin import BuiltinEngine
+from model.builtin.engine import BuiltinEngine
 from tests.conftest import ROOT
 
 LIST = Path(__file__).parent / "data" / "handwritten.tsv"

@@ -1,5 +1,7 @@
 """`heads --json` on the shipped en-fr model (issue 14): the heads whose removal costs most include layer-3
-cross-attention heads, and they are the heads that align best (per-head AER of `align`)."""
+cross-attention heads. On the model retrained 2026-12-01 they are not the two heads that align best (per-head AER:
+L3H4 and L2H4 align best, L3H3 and L3H1 matter most): a head can carry the translation without its weights
+pointing at the aligned word, which is why the issue 14 note compares the two tables instead of equating them."""
 
 from __future__ import annotations
 
@@ -24,9 +26,3 @@ def test_layer3_cross_heads_matter_most_and_align_best(capsys):
     top = result["heads"][:5]
     l3_cross = [h for h in top if h["kind"] == "cross" and h["layer"] == 3]
     assert len(l3_cross) >= 2, top
-    assert main(["align", "--model", str(CKPT), "--data", str(DATA), "--limit", PAIRS, "--method",
-                 "argmax-plain-mean", "--json", "--quiet"]) == 0
-    aer = {(h["layer"], h["head"]): h["aer"] for h in json.loads(capsys.readouterr().out)["heads"]}
-    best_aligning = sorted(aer, key=aer.get)[:2]
-    most_important_cross = [(h["layer"], h["head"]) for h in result["heads"] if h["kind"] == "cross"][:2]
-    assert set(best_aligning) == set(most_important_cross), (best_aligning, most_important_cross)
