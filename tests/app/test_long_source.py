@@ -10,7 +10,8 @@ from streamlit.testing.v1 import AppTest
 from app import state
 
 APP = Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py"
-LONG = "the black cat that the small dog chased sat on the mat near the bank of the river ."
+LONG = ("the black cat that the small dog chased sat on the mat near the bank of the river because the old king "
+        "found the red book .")
 
 
 def test_a_long_sentence_survives_the_switch_to_the_multiline_box():

@@ -79,14 +79,21 @@ def shown_markup(at: AppTest) -> list[str]:
     return [t for t in texts if any(m in t for m in MARKUP)]
 
 
+def source_box(at):
+    """The source box: one line, or a multi-line box once the text is long (app/state.py LONG_SOURCE)."""
+    boxes = [w for w in (*at.text_input, *at.text_area) if w.key == "source"]
+    assert len(boxes) == 1, [w.key for w in (*at.text_input, *at.text_area)]
+    return boxes[0]
+
+
 def test_hostile_input_in_the_app(env):
     at = session()
     assert not at.exception
-    limit = at.text_input(key="source").proto.max_chars
+    limit = source_box(at).proto.max_chars
     for name, (text, expected) in INPUTS.items():
         # As a browser sends it: cut at max_chars, UTF-8 (a lone surrogate arrives as U+FFFD).
         text = text[:limit].encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-        at.text_input(key="source").input(text).run()
+        source_box(at).input(text).run()
         assert not at.exception, name
         if expected == "empty":
             assert any("empty" in e.value for e in at.error), name
@@ -98,7 +105,7 @@ def test_hostile_input_in_the_app(env):
         assert not shown_markup(at), name
         at.button(key="next").click().run()  # stepping works on whatever came in
         assert not at.exception and at.session_state["step"] == 2, name
-    at.text_input(key="source").input(INPUTS["html_script"][0]).run()
+    source_box(at).input(INPUTS["html_script"][0]).run()
     chips = next(m for m in at.markdown if "tokens fed to the encoder" in m.value)
     assert chips.proto.allow_html and "&#60;" in chips.value and "<script" not in chips.value
 
@@ -202,6 +209,8 @@ def test_sessions_are_isolated_and_the_shared_model_never_changes(env, key, fold
 @pytest.mark.parametrize("page", ["streamlit_app.py", "screens/leakage_lab.py", "screens/alignment.py"])
 def test_input_longer_than_the_model_is_truncated_with_a_warning_on_every_page(env, page):
     at = AppTest.from_file(str(APP / page), default_timeout=60).run()
-    at.text_input(key="source").input(" ".join(["the black cat sat on the mat"] * 12) + " .").run()
+    source_box(at).input(" ".join(["the black cat sat on the mat"] * 12) + " .").run()
+    if any(w.key == "target" for w in at.text_input):  # teacher forcing: a new sentence drops the old reference
+        at.text_input(key="target").input("le chat noir s' assit sur le tapis .").run()
     assert not at.exception
     assert any("truncated" in w.value for w in at.warning), [w.value for w in at.warning]
