@@ -80,17 +80,18 @@ def measure(folder: Path, rows: int, panels: int, timeout_s: float = 600) -> dic
             page.on("websocket", lambda ws: ws.on("framereceived", lambda data: received.__setitem__(
                 0, received[0] + len(data if isinstance(data, bytes) else data.encode()))))
             page.goto(f"http://127.0.0.1:{port}")
-            box = page.locator(".st-key-source input")
+            box = page.locator(".st-key-source input, .st-key-source textarea")
             box.wait_for(timeout=timeout_s * 1000)
             box.fill(LONG_SOURCE)
             box.press("Enter")
             page.locator(".st-key-end button").wait_for(timeout=timeout_s * 1000)
             page.wait_for_function("() => !!document.querySelector('.st-key-attention .js-plotly-plot')",
                                    timeout=timeout_s * 1000)
+            page.locator(".st-key-view").get_by_text("Grid", exact=True).click()  # a long source opens on one head
             for view, key0, action in (
                     ("cross_attention", "", lambda: page.locator(".st-key-end button").click()),
                     ("decoder_self_attention", f"0 {bos}",
-                     lambda: page.locator(".st-key-kind").get_by_text("Decoder self-attention").click())):
+                     lambda: page.locator(".st-key-kind").get_by_text("Decoder", exact=True).click())):
                 page.locator(IDLE).wait_for(timeout=timeout_s * 1000)
                 page.wait_for_timeout(500)
                 page.evaluate(MARK)
