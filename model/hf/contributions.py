@@ -3,35 +3,26 @@ per head ||v_j W_O^h|| from each attention's value and output projections (Maria
 M2M-100: v_proj, out_proj; T5 / mT5: v, o) applied to what that attention reads, and the decoder residual
 stream's norm at each layer's input (the model's own hidden states).
 
-Head ablation: transformers 5.x no longer takes head_mask / decoder_head_mask / cross_attn_head_mask for these
-families, and doing it another way would mean changing the shared model's modules; the adapter refuses it.
+With heads switched off (model.hf.ablation) the replay runs under the same ablation (the caller's
+`ablating` block) and a switched-off head sends nothing: its norms are 0, as in our own engine.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import torch
 
 from model.engine.decode import to_numpy
 from model.engine.errors import ModelInputError
-from model.engine.heads import head_output_norms
+from model.engine.heads import KIND_CODES, head_output_norms
 from model.engine.masks import full_mask
-from model.engine.runs import ContributionParts, DecodeOptions, RawRun
+from model.engine.runs import ContributionParts, RawRun
 from model.hf.probes import additive_mask
 
 POST_LN = ("marian", "bart")  # the attention reads the residual stream itself
 PRE_LN = ("mbart", "pegasus", "m2m_100")  # the attention reads its LayerNorm of the residual stream
 T5_LIKE = ("t5", "mt5")
-ABLATION_NOTE = ("Switching heads off is not available for Hugging Face models: transformers 5.x removed "
-                 "head_mask / decoder_head_mask / cross_attn_head_mask for these families, and the adapter "
-                 "never changes the loaded model. Use one of this project's own models.")
-
-
-def refuse_ablation(options: DecodeOptions) -> None:
-    if options.ablate:
-        raise ModelInputError(ABLATION_NOTE)
 
 
 def attention_sites(model: Any) -> dict[str, list[tuple[Any, Any, Any, int]]]:
@@ -67,29 +58,34 @@ def value_output_norms(site: tuple[Any, Any, Any, int], x: torch.Tensor) -> torc
 
 
 @torch.no_grad()
-def contribution_parts(model: Any, run: RawRun, causal: bool) -> ContributionParts:
-    """Replay the run (its source and the decoder inputs it read) in one pass."""
+def contribution_parts(model: Any, run: RawRun, causal: bool,
+                       keep: dict[str, torch.Tensor | None] | None = None) -> ContributionParts:
+    """Replay the run (its source and the decoder inputs it read) in one pass; with heads off (keep: the head
+    masks of model.engine.heads.keep_masks), the caller runs this inside `ablating` with the same masks."""
     src, dec = torch.tensor([run.src_ids]), torch.tensor([run.dec_in_ids])
     extra = {} if causal else {"decoder_attention_mask": additive_mask(full_mask(dec.shape[1]), model.dtype)}
     out = model(input_ids=src, attention_mask=torch.ones_like(src), decoder_input_ids=dec, use_cache=False,
                 output_hidden_states=True, **extra)
-    return parts_of(model, out)
+    return parts_of(model, out, keep)
 
 
 @torch.no_grad()
-def parts_of(model: Any, out: Any) -> ContributionParts:
-    """The parts of a one-sentence pass that returned its hidden states (output_hidden_states=True)."""
+def parts_of(model: Any, out: Any, keep: dict[str, torch.Tensor | None] | None = None) -> ContributionParts:
+    """The parts of a one-sentence pass that returned its hidden states (output_hidden_states=True); keep: the
+    head masks the pass ran with (None: every head on), a switched-off head's norms set to 0."""
     sites = attention_sites(model)
     enc_in, dec_in = out.encoder_hidden_states, out.decoder_hidden_states  # embeddings, then each layer's output
     memory = out.encoder_last_hidden_state[0]
 
-    def stack(rows: list[torch.Tensor]) -> np.ndarray:
-        return to_numpy(torch.stack(rows))
+    stack = torch.stack
+    norms = {"encoder_self_attention": stack([value_output_norms(s, enc_in[i][0])
+                                              for i, s in enumerate(sites["encoder_self_attention"])]),
+             "decoder_self_attention": stack([value_output_norms(s, dec_in[i][0])
+                                              for i, s in enumerate(sites["decoder_self_attention"])]),
+             "cross_attention": stack([value_output_norms(s, memory) for s in sites["cross_attention"]])}
+    for kind, mask in (keep or {}).items():  # (layers, h) 0.0 for a head off: it sends nothing
+        if mask is not None:
+            norms[KIND_CODES[kind]] = norms[KIND_CODES[kind]] * mask.to(memory.dtype)[:, :, None]
     return ContributionParts(
-        value_norms={
-            "encoder_self_attention": stack([value_output_norms(s, enc_in[i][0])
-                                             for i, s in enumerate(sites["encoder_self_attention"])]),
-            "decoder_self_attention": stack([value_output_norms(s, dec_in[i][0])
-                                             for i, s in enumerate(sites["decoder_self_attention"])]),
-            "cross_attention": stack([value_output_norms(s, memory) for s in sites["cross_attention"]])},
-        residual_norms=stack([dec_in[i][0].norm(dim=-1) for i in range(len(sites["cross_attention"]))]))
+        value_norms={kind: to_numpy(n) for kind, n in norms.items()},
+        residual_norms=to_numpy(stack([dec_in[i][0].norm(dim=-1) for i in range(len(sites["cross_attention"]))])))

@@ -5,7 +5,9 @@ Attention weights are the model's own return values (`output_attentions=True`: `
 implementation computes them, so the model is always loaded with `attn_implementation="eager"`
 (model.hf.load). Free-running decoding goes one position per call through the model's own key-value cache
 (`cache=`, an `EncoderDecoderCache`) in the shared loop of model.engine. The loaded model is never changed:
-options are arguments, masks are tensors passed in.
+options are arguments, masks are tensors passed in. Head ablation (`DecodeOptions.ablate`) is a dormant pre-hook
+on each output projection, installed once at construction and woken only by the calling thread's context
+around its own forward passes (model.hf.ablation): other sessions on the same model run plainly meanwhile.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from model.engine.errors import CheckpointError
 from model.engine.masks import full_mask
 from model.engine.runs import ContributionParts, DecodeOptions, RawRun, Stepper
 from model.engine.text import MAX_INPUT_CHARS, clean
-from model.hf.contributions import contribution_parts, parts_of, refuse_ablation
+from model.hf.ablation import ablating, install
+from model.hf.contributions import contribution_parts, parts_of
 from model.hf.load import load_folder
 from model.hf.probes import forward, probe_structure
 
@@ -38,17 +41,20 @@ def _ids(value: Any) -> set[int]:
 
 
 class HFStepper(Stepper):
-    """The model's own cache over one encoded batch (padded with the pad id)."""
+    """The model's own cache over one encoded batch (padded with the pad id). keep: the head masks to switch
+    off (model.engine.heads.keep_masks), applied to the encoder here and to the decoder at every step."""
 
-    def __init__(self, model: Any, srcs: list[list[int]], pad: int, need_weights: bool) -> None:
-        self.model, self.need_weights = model, need_weights
+    def __init__(self, model: Any, srcs: list[list[int]], pad: int, need_weights: bool,
+                 keep: dict[str, torch.Tensor | None] | None = None) -> None:
+        self.model, self.need_weights, self.head_keep = model, need_weights, keep
         width = max(len(s) for s in srcs)
         ids = torch.full((len(srcs), width), pad, dtype=torch.long)
         self.keep = torch.zeros((len(srcs), width), dtype=torch.long)
         for i, s in enumerate(srcs):
             ids[i, : len(s)] = torch.tensor(s, dtype=torch.long)
             self.keep[i, : len(s)] = 1
-        self.enc = model.get_encoder()(input_ids=ids, attention_mask=self.keep, output_attentions=need_weights)
+        with ablating(model, keep):
+            self.enc = model.get_encoder()(input_ids=ids, attention_mask=self.keep, output_attentions=need_weights)
         self.enc_attentions = list(self.enc.attentions or [])
         self.cache = None
 
@@ -58,8 +64,9 @@ class HFStepper(Stepper):
         if width != keep.shape[0]:  # beam search: one source, several hypotheses
             enc = type(enc)(last_hidden_state=enc.last_hidden_state.expand(width, -1, -1))
             keep = keep.expand(width, -1)
-        out = self.model(encoder_outputs=enc, attention_mask=keep, decoder_input_ids=last, cache=self.cache,
-                         use_cache=True, output_attentions=self.need_weights)
+        with ablating(self.model, self.head_keep):
+            out = self.model(encoder_outputs=enc, attention_mask=keep, decoder_input_ids=last, cache=self.cache,
+                             use_cache=True, output_attentions=self.need_weights)
         self.cache = out.cache
         return out.logits[:, -1], out.decoder_attentions, out.cross_attentions
 
@@ -109,6 +116,7 @@ class HFEngine(Engine):
         self.n_heads = found.n_heads
         self.supports_causal_switch, self.supports_shift_switch = found.supports_causal_switch, True
         self.switch_notes = dict(found.switch_notes)
+        install(model)  # the dormant ablation hooks, once per model (a second engine on it adds none)
 
     @classmethod
     def load(cls, spec: str | Path, allow_hub: bool = False) -> HFEngine:
@@ -178,16 +186,17 @@ class HFEngine(Engine):
                              need_weights: bool = True) -> list[RawRun]:
         """One parallel pass per pair (attention is always returned). With the shift row t reads label t-1
         (row 0 the decoder start token); without it, row t reads label t. With causal off, a full mask
-        replaces the model's causal one."""
-        refuse_ablation(options)
+        replaces the model's causal one. The heads of options.ablate are off in every pass."""
+        keep = self.head_masks(options)
         runs = []
         for src_ids, labs in zip(srcs, labels):
             dec_in = [self.start_id, *labs[:-1]] if options.shift else list(labs)
             allowed = None if options.causal else full_mask(len(dec_in))
-            out = forward(self.model, torch.tensor([src_ids]), torch.tensor([dec_in]), allowed,
-                          hidden=options.contributions)
+            with ablating(self.model, keep):
+                out = forward(self.model, torch.tensor([src_ids]), torch.tensor([dec_in]), allowed,
+                              hidden=options.contributions)
             runs.append(RawRun(
-                extra={"parts": parts_of(self.model, out)} if options.contributions else {},
+                extra={"parts": parts_of(self.model, out, keep)} if options.contributions else {},
                 src_ids=list(src_ids), dec_in_ids=dec_in, out_ids=list(labs), logits=to_numpy(out.logits[0]),
                 enc_attn=np.stack([to_numpy(a[0]) for a in out.encoder_attentions]),
                 dec_attn=np.stack([to_numpy(a[0]) for a in out.decoder_attentions]),
@@ -195,11 +204,14 @@ class HFEngine(Engine):
         return runs
 
     def contribution_parts(self, run: RawRun, options: DecodeOptions) -> ContributionParts:
-        return contribution_parts(self.model, run, options.causal or options.mode != "teacher_forced")
+        """The replay runs with the same heads off as the run did (their norms 0, as in our own engine)."""
+        keep = self.head_masks(options)
+        with ablating(self.model, keep):
+            return contribution_parts(self.model, run, options.causal or options.mode != "teacher_forced", keep)
 
     def start_decoding(self, srcs: list[list[int]], options: DecodeOptions, need_weights: bool) -> Stepper:
-        refuse_ablation(options)
-        return HFStepper(self.model, srcs, self.pad_id if self.pad_id is not None else self.end_id, need_weights)
+        return HFStepper(self.model, srcs, self.pad_id if self.pad_id is not None else self.end_id, need_weights,
+                         self.head_masks(options))
 
     def forced_prefix(self, options: DecodeOptions) -> tuple[int, ...]:
         """The forced prefix: the user's, or else the model's own forced first token (mBART, NLLB...)."""

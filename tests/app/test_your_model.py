@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
@@ -135,6 +136,32 @@ def test_app_renders_and_steps_hf_models(hf, configure, family):
     assert not at.exception and not at.error
     at.button(key="end").click().run()
     assert not at.exception
+
+
+def test_switch_a_head_off_on_an_hf_model(hf, configure):
+    """The one-head view's "switch this head off" works on a Hugging Face model as on ours (model.hf.ablation):
+    the panel shows the probabilities of the original tokens with the head off, those of the engine's own run."""
+    from app.screens.explore_analysis import K_ABLATED
+    from model.engine import DecodeOptions
+    from model.engine.loader import load_engine
+    from tests.app.test_app import array, figure
+
+    folder = hf["marian"]
+    configure(LENS_HF_MODELS=str(folder), LENS_DEFAULT_MODEL=folder.name)
+    at = start()
+    at.segmented_control(key="view").set_value("head").run()
+    at.button(key="head_off").click().run()
+    assert not at.exception and not at.error
+    assert at.session_state[K_ABLATED][folder.name] == ("cross:1:1",)  # not cleared by a refusal
+    assert any("cross:1:1" in m.value for m in at.markdown)
+    engine = load_engine(folder)
+    plain = engine.trace(SOURCE)
+    off = engine.trace(SOURCE, options=DecodeOptions(ablate=("cross:1:1",), forced=tuple(s.id for s in plain.steps),
+                                                     max_len=plain.m))
+    spec = figure(at, "ablation_probs")
+    np.testing.assert_allclose(array(spec["data"][0]["y"]), [s.prob for s in plain.steps], rtol=1e-5)
+    np.testing.assert_allclose(array(spec["data"][1]["y"]), [s.prob for s in off.steps], rtol=1e-5)
+    assert [s.prob for s in plain.steps] != [s.prob for s in off.steps]
 
 
 def test_long_input_on_an_hf_model_is_truncated_with_a_warning(hf, configure):
