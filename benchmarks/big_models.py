@@ -3,15 +3,20 @@ layers, 8 heads, d_model 512, a 58k SentencePiece vocabulary) and a random-weigh
 in the app as "your model" (LENS_HF_MODELS). For each:
 
 - load: a fresh process opening the folder with load_engine (seconds, peak RSS in MB);
-- server: one Next click under AppTest (script rerun + figures), median of --server-n, default view
-  (all layers x heads of cross-attention: 6 x 8 = 48 panels);
-- browser: in Chromium, click Next until the new row is drawn in the 48-panel grid, median of --browser-n,
-  and the websocket bytes received per click (median).
+- server: one Next click under AppTest (script rerun + figures), median of --server-n;
+- browser: in Chromium, click Next until the new row is drawn, median of --browser-n, and the websocket bytes
+  received per click (median).
+
+Server and browser are measured for two views of cross-attention, each opened by a link (`?text=...&kind=cross`,
+so no preset's view hint applies): "default", the view the page opens on by itself (at this size the mean of
+the heads, one panel: explore.fast_view), and "grid", every layer x head (6 x 8 = 48 panels), asked for with
+`view=grid`. Each row records the view the page really showed.
 
     .venv/bin/python benchmarks/big_models.py            # builds the models once into tests/fixtures' cache
     .venv/bin/python benchmarks/big_models.py --quick    # opus-mt dimensions with a 2k vocabulary, 3 clicks
 
-Targets (issue 17): step click <= 150 ms on the server, <= 1.5 s to render. Prints one JSON line per model.
+Targets (issue 17): step click <= 150 ms on the server, <= 1.5 s to render. Prints one JSON line per model, with
+a "default" and a "grid" row.
 """
 
 from __future__ import annotations
@@ -25,11 +30,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.app_latency import SOURCE, server_clicks  # noqa: E402
+from benchmarks.app_latency import SOURCE  # noqa: E402
 from tests.fixtures.browser import CHROMIUM, LAUNCH_ARGS, ROW_SHOWN, SOURCE_SHOWN, free_port, serve  # noqa: E402
 
 LOAD = """
@@ -55,8 +61,37 @@ def load_figures(folder: Path) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def browser_clicks(env: dict[str, str], n: int) -> tuple[list[float], list[int]]:
-    """Seconds from a Next click to the new row drawn, and websocket bytes received meanwhile, per click."""
+VIEWS = {"default": None, "grid": "grid"}  # row name: the view the link names (None: the page's own default)
+
+
+def link(view: str | None) -> dict[str, str]:
+    """The link's query: the benchmark sentence in cross-attention, and the view if one is named."""
+    return {"text": SOURCE, "kind": "cross", **({"view": view} if view else {})}
+
+
+def server_clicks(env: dict[str, str], n: int, view: str | None) -> tuple[list[float], str]:
+    """Seconds per Next click under AppTest (no browser), and the view that was shown."""
+    from streamlit.testing.v1 import AppTest
+
+    os.environ.update(env)
+    at = AppTest.from_file(str(ROOT / "app" / "streamlit_app.py"), default_timeout=120)
+    at.query_params.update(link(view))
+    at.run()
+    times = []
+    while not at.exception and len(times) < n:
+        if at.button(key="next").disabled:
+            at.button(key="reset").click().run()
+        t0 = time.perf_counter()
+        at.button(key="next").click().run()
+        times.append(time.perf_counter() - t0)
+    if at.exception:
+        raise RuntimeError(at.exception[0].message)
+    return times, at.session_state["view_keep"]
+
+
+def browser_clicks(env: dict[str, str], n: int, view: str | None) -> tuple[list[float], list[int], str]:
+    """Seconds from a Next click to the new row drawn, and websocket bytes received meanwhile, per click; and
+    the view that was shown (from the page's own link)."""
     from playwright.sync_api import sync_playwright
 
     port = free_port()
@@ -69,11 +104,7 @@ def browser_clicks(env: dict[str, str], n: int) -> tuple[list[float], list[int]]
             page = browser.new_page(viewport={"width": 1500, "height": 1400})
             page.on("websocket", lambda ws: ws.on("framereceived", lambda data: received.__setitem__(
                 0, received[0] + len(data if isinstance(data, bytes) else data.encode()))))
-            page.goto(f"http://127.0.0.1:{port}")
-            box = page.locator(".st-key-source input, .st-key-source textarea").first
-            box.wait_for(timeout=300_000)
-            box.fill(SOURCE)
-            box.press("Enter")
+            page.goto(f"http://127.0.0.1:{port}/?{urlencode(link(view))}")
             page.wait_for_function(SOURCE_SHOWN, arg=["blackcatsatonthemat"], timeout=300_000)
             page.wait_for_function(ROW_SHOWN, arg=[0], timeout=300_000)
             nxt, reset = page.locator(".st-key-next button"), page.locator(".st-key-reset button")
@@ -91,23 +122,27 @@ def browser_clicks(env: dict[str, str], n: int) -> tuple[list[float], list[int]]
                 page.wait_for_timeout(300)  # frames that arrive just after the draw belong to this click
                 sizes.append(received[0] - before)
                 step += 1
+            shown = parse_qs(urlsplit(page.url).query).get("view", ["?"])[0]
             browser.close()
     finally:
         proc.terminate()
         proc.wait(timeout=15)
-    return times, sizes
+    return times, sizes, shown
 
 
 def measure(folder: Path, server_n: int, browser_n: int) -> dict:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
     env.update(LENS_HF_MODELS=str(folder), LENS_DEFAULT_MODEL=folder.name)
     result = {"model": folder.name, **load_figures(folder)}
-    server = server_clicks(env, server_n, "cross_attention")
-    result.update(server_click_median_ms=round(1000 * statistics.median(server)), server_n=len(server))
-    if browser_n and Path(CHROMIUM).exists():
-        times, sizes = browser_clicks(env, browser_n)
-        result.update(render_median_ms=round(1000 * statistics.median(times)), render_n=len(times),
-                      bytes_per_click_median=int(statistics.median(sizes)))
+    for name, view in VIEWS.items():
+        server, shown = server_clicks(env, server_n, view)
+        row = {"view": shown, "server_click_median_ms": round(1000 * statistics.median(server)),
+               "server_n": len(server)}
+        if browser_n and Path(CHROMIUM).exists():
+            times, sizes, shown = browser_clicks(env, browser_n, view)
+            row.update(browser_view=shown, render_median_ms=round(1000 * statistics.median(times)),
+                       render_n=len(times), bytes_per_click_median=int(statistics.median(sizes)))
+        result[name] = row
     return result
 
 

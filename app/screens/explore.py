@@ -31,7 +31,13 @@ CAPTIONS = {
     "encoder_self_attention": "Encoder self-attention: every source token looks at every other one (no mask); this "
                               "is how a word such as 'bank' picks up its context before any translating starts.",
 }
-LONG_TOKENS = 40  # past this many source tokens a new run opens on the one-head view
+# A run whose grid would be unreadable or slow to step opens on a single panel instead, saying why (fast_view):
+LONG_TOKENS = 40  # past this many source tokens the grid's panels are too narrow to read: one head, large
+# Past this many panels per kind (layers x heads) a step in the grid is too slow: every panel is redrawn on each
+# click, and the 48 panels of a 6 x 8 model (opus-mt's size) missed issue 17's step targets by far, where the
+# shipped models' 3 x 4 = 12 panels meet them. Such a model opens on the mean of the heads (one panel).
+GRID_PANELS = 24
+K_OPENED = "fast_view_for"  # what the last single-panel default was applied for (once per model / long source)
 # px of the attention picture: one head or the mean view fits under the step bar at 768 px; the grid (every
 # layer x head, unreadable when squeezed) may run below the fold.
 HEIGHT, PRESENT_HEIGHT, GRID_HEIGHT = 280, 400, 700
@@ -81,10 +87,11 @@ def main() -> None:
     target = state.target_input() if teacher else None
     url.check_ranges(max(engine.n_encoder_layers, engine.n_decoder_layers), engine.n_heads)
     url.show_notices()
+    asked = st.session_state.pop(url.K_VIEW_ASKED, False)  # by a link, a preset's hint or the tour, this run
     new_run = sync_run((model_key, source, target, services.options_key(options)))
     trace = run_or_stop(model_key, source, target, options)
-    if new_run and len(trace.source_tokens) > LONG_TOKENS:
-        st.session_state[ctl.K_VIEW_KEEP] = "head"
+    if new_run:
+        open_fast(fast_view(engine, model_key, trace), asked)
     special = engine.special_pieces()
     if not present:  # presenter mode: the picture's axes name the tokens
         st.container(key="tokens").markdown("<span class='lens-label'>tokens fed to the encoder</span>"
@@ -108,6 +115,33 @@ def sync_run(run_key: tuple) -> bool:
     st.session_state[ctl.K_STEP] = st.session_state.pop(url.K_PENDING_STEP, 1)
     st.session_state[ctl.K_PLAY] = False
     return True
+
+
+def fast_view(engine, model_key: str, trace) -> tuple[str, tuple, str] | None:
+    """The single-panel view a run opens on instead of the grid, what that default is for, and the notice
+    saying why; None when the grid suits the run (the shipped models with a sentence of up to LONG_TOKENS)."""
+    n = len(trace.source_tokens)
+    if n > LONG_TOKENS:
+        return "head", ("tokens", model_key, tuple(trace.source_tokens)), (
+            f"This source has {n} tokens, too many to read in the grid: the page opens on one head, large; "
+            "the grid is one click away.")
+    layers, heads = max(engine.n_encoder_layers, engine.n_decoder_layers), engine.n_heads
+    if layers * heads > GRID_PANELS:
+        return "mean", ("panels", model_key), (
+            f"This model has {layers} × {heads} heads per kind: the page opens on the mean of the heads, one panel, "
+            f"which steps faster; the grid of all {layers * heads} heads is one click away (slower to step).")
+    return None
+
+
+def open_fast(rule: tuple[str, tuple, str] | None, asked: bool) -> None:
+    """A new run that is too big for the grid opens on rule's single panel, once for what it is for (a model,
+    a long source), unless a link, preset or tour named the view; one head, the most specific view, is never
+    replaced. A view the user picks afterwards (the grid too) is kept while that holds."""
+    if rule is None or st.session_state.get(K_OPENED) == rule[1]:
+        return
+    st.session_state[K_OPENED] = rule[1]
+    if not asked and st.session_state.get(ctl.K_VIEW_KEEP, ctl.DEFAULT_VIEW) not in (rule[0], "head"):
+        st.session_state[ctl.K_VIEW_KEEP] = rule[0]
 
 
 def run_or_stop(model_key: str, source: str, target: str | None, options: DecodeOptions):
@@ -155,6 +189,9 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
         step = ctl.step_bar(shown.m)
         kind, view, layer, head, scale = ctl.view_ui(engine, st.columns([2.6, 2.0, 0.8, 0.8, 0.9],
                                                                           vertical_alignment="center"))
+        rule = fast_view(engine, model_key, trace)
+        if rule and view == rule[0]:  # why this run is not on the grid
+            st.caption(f":material/speed: {rule[2]}")
         row = st.columns([1, 1], vertical_alignment="center")
         reading = analysis.reading_ui(row[0])  # weights / norm-weighted / rollout (E-CONTRIB)
         if reading != "weights":

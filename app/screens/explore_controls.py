@@ -22,6 +22,7 @@ KINDS, VIEWS = views.KINDS, views.VIEWS
 KIND_SHORT = {"cross_attention": "Cross", "decoder_self_attention": "Decoder",
               "encoder_self_attention": "Encoder"}
 VIEW_SHORT = {"grid": "Grid", "head": "Head", "mean": "Mean"}
+DEFAULT_VIEW = "grid"  # unless the run is too big for it (explore.fast_view)
 K_MODE, K_STEP, K_FORCED, K_RUN = "mode", "step", "forced", "run_key"
 K_KIND, K_VIEW, K_LAYER, K_HEAD, K_SCALE, K_BEAM = "kind", "view", "layer", "head", "scale", "beam"
 K_KIND_KEEP, K_VIEW_KEEP, K_LAYER_KEEP, K_HEAD_KEEP = "kind_keep", "view_keep", "layer_keep", "head_keep"
@@ -160,7 +161,7 @@ def view_ui(engine, cols) -> tuple[str, str, int, int, str]:
                               on_change=_copy, args=(K_KIND, K_KIND_KEEP, KINDS),
                               help="Cross: decoder rows over source tokens. Decoder self: over the target "
                                    "prefix (masked future hatched). Encoder self: source over source.")
-    view = _seed(K_VIEW, K_VIEW_KEEP, VIEWS, "grid")
+    view = _seed(K_VIEW, K_VIEW_KEEP, VIEWS, DEFAULT_VIEW)
     cols[1].segmented_control("Heads", list(VIEWS), key=K_VIEW, format_func=VIEW_SHORT.get, required=True,
                               label_visibility="collapsed",
                               on_change=_copy, args=(K_VIEW, K_VIEW_KEEP, VIEWS),

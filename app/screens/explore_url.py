@@ -23,6 +23,7 @@ VIEWS = ("grid", "head", "mean")
 ORDER = ("model", "text", "target", "mode", "beam", "temperature", "top_k", "seed", "step", "kind", "view",
          "layer", "head", "present")
 K_READ, K_NOTICES, K_PENDING_STEP, K_PRESET_SEEN = "url_read", "url_notices", "url_step", "preset_seen"
+K_VIEW_ASKED = "view_asked"  # a link, preset hint or tour stop named the view: it wins over Explore's default
 LINKED = "(link)"
 K_BEAM_SIZE, K_TEMPERATURE, K_TOP_K, K_SEED = "beam_size", "temperature", "sample_top_k", "seed"
 
@@ -73,6 +74,7 @@ def apply(params: dict[str, str]) -> list[str]:
         key, parse = rules[name]
         try:
             ss[key] = parse(raw)
+            ss[K_VIEW_ASKED] = ss.get(K_VIEW_ASKED, False) or name == "view"
         except (ValueError, KeyError) as exc:
             notices.append(f"`{name}={raw[:40]}` cannot be used ({exc or 'not valid'}); the default is shown.")
     if "text" in params and K_SOURCE in ss:

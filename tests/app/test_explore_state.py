@@ -81,3 +81,14 @@ def test_a_long_source_opens_on_one_head(app):
     assert not at.exception
     assert at.session_state["view_keep"] == "head"
     assert at.text_area(key="source").value.startswith("the cat sat")
+
+
+def test_the_shipped_model_opens_a_custom_sentence_on_the_grid_without_a_notice(app):
+    app.session_state["preset"] = "custom"
+    app.session_state["source"] = "the black cat sat on the mat ."
+    at = app.run()
+    assert not at.exception
+    assert at.session_state["view_keep"] == "grid" and at.segmented_control(key="view").value == "grid"
+    assert not any("heads per kind" in c.value or "grid of all" in c.value for c in at.caption)
+    at.button(key="next").click().run()
+    assert not at.exception and at.session_state["step"] == 2 and at.segmented_control(key="view").value == "grid"

@@ -1,6 +1,7 @@
 """Models of the size people really use (issue 17). The quick test builds opus-mt's architecture (6 + 6
 layers, 8 heads, d_model 512, d_ff 2048) with a small vocabulary and opens and steps it in the app; the slow
-ones use the full-size cached models (58k-vocabulary Marian, t5-small-sized T5; built once, minutes)."""
+ones use the full-size cached models (58k-vocabulary Marian, t5-small-sized T5; built once, minutes). At this size
+Explore opens on the mean of the heads (one panel) instead of the 48-panel grid, which stays one click away."""
 
 from __future__ import annotations
 
@@ -18,16 +19,24 @@ from tests.fixtures import hf_big
 ENTRY = str(Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py")
 
 
-def open_and_step(folder: Path, monkeypatch) -> AppTest:
+def open_app(folder: Path, monkeypatch, timeout: int = 300, **query: str) -> AppTest:
+    """Explore on the model in `folder` with a custom sentence (no preset's view hint), or with a link's query."""
     monkeypatch.setattr(registry, "SOURCES", [registry.huggingface_entries])
     monkeypatch.setenv("LENS_HF_MODELS", str(folder))
     monkeypatch.setenv("LENS_DEFAULT_MODEL", folder.name)
     st.cache_resource.clear()
     st.cache_data.clear()
-    at = AppTest.from_file(ENTRY, default_timeout=300)
-    at.session_state["preset"] = "custom"
-    at.session_state["source"] = "the cat sat on the mat ."
-    at.run()
+    at = AppTest.from_file(ENTRY, default_timeout=timeout)
+    if query:
+        at.query_params.update(query)
+    else:
+        at.session_state["preset"] = "custom"
+        at.session_state["source"] = "the cat sat on the mat ."
+    return at.run()
+
+
+def open_and_step(folder: Path, monkeypatch, timeout: int = 300) -> AppTest:
+    at = open_app(folder, monkeypatch, timeout)
     assert not at.exception, at.exception
     assert at.session_state["model"] == folder.name
     at.button(key="next").click().run()
@@ -46,6 +55,37 @@ def test_opus_mt_dimensions_open_and_step(opus_dims, monkeypatch):
     trace = engine.trace("the cat sat on the mat .")
     assert len(trace.cross_attention) == 6 and len(trace.cross_attention[0]) == 8
     open_and_step(opus_dims, monkeypatch)
+
+
+def notices(at: AppTest) -> str:
+    return " ".join(c.value for c in at.caption)
+
+
+def test_opus_mt_dimensions_open_on_the_mean_view_and_say_why(opus_dims, monkeypatch):
+    at = open_and_step(opus_dims, monkeypatch, timeout=60)
+    assert at.session_state["view_keep"] == "mean" and at.segmented_control(key="view").value == "mean"
+    assert "6 × 8 heads per kind" in notices(at) and "grid of all 48 heads" in notices(at)
+    assert not at.error and not any("heads per kind" in w.value for w in at.warning)  # a caption, not an alarm
+    at.button(key="next").click().run()
+    assert not at.exception and at.session_state["step"] == 3
+    assert at.segmented_control(key="view").value == "mean"
+
+
+def test_opus_mt_dimensions_keep_the_grid_once_chosen(opus_dims, monkeypatch):
+    at = open_and_step(opus_dims, monkeypatch, timeout=60)
+    at.segmented_control(key="view").set_value("grid").run()
+    assert not at.exception and at.session_state["view_keep"] == "grid"
+    at.button(key="next").click().run()
+    assert not at.exception and at.session_state["step"] == 3
+    assert at.segmented_control(key="view").value == "grid" and "heads per kind" not in notices(at)
+    at.text_input(key="source").set_value("the dog sat on the mat .").run()  # a new sentence, same model
+    assert not at.exception and at.session_state["view_keep"] == "grid"
+
+
+def test_opus_mt_dimensions_a_link_naming_the_grid_opens_on_it(opus_dims, monkeypatch):
+    at = open_app(opus_dims, monkeypatch, timeout=60, text="the cat sat on the mat .", view="grid")
+    assert not at.exception and at.session_state["view_keep"] == "grid"
+    assert "heads per kind" not in notices(at)
 
 
 @pytest.mark.slow
