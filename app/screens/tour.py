@@ -12,10 +12,10 @@ K_TOUR = "tour_stop"
 LEAKAGE_PAGE = "screens/leakage_lab.py"
 STOPS = [
     {"title": "Which word resolves 'bank'?",
-     "text": "Encoder self-attention, layer 2 head 2: the row of 'bank' puts almost all of its weight (0.99) on "
+     "text": "Encoder self-attention, layer 1 head 3: the row of 'bank' puts almost all of its weight (0.99) on "
              "'river'. That is how the encoder knows this bank is a river bank before any French is written.",
      "params": {"model": "en-fr", "text": "the dog sat near the bank of the river .", "mode": "greedy", "kind": "enc",
-                "view": "head", "layer": "2", "head": "2", "step": "1"}},
+                "view": "head", "layer": "1", "head": "3", "step": "1"}},
     {"title": "The cross-attention diagonal",
      "text": "Each French word looks back at the English word it translates, so the bright cells run down the "
              "diagonal. Press → to watch it grow one row per step.",

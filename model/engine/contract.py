@@ -8,9 +8,10 @@ reaches inside an engine (its network, its tokenizer): what it needs is a member
 
 Options are arguments (`DecodeOptions`); an engine never changes its loaded model's weights or what a plain
 run computes, so one engine can serve every session of a server (the Hugging Face adapter's head-off hooks are
-put on once at load time and act only inside the calling thread's own ablated run: model.hf.ablation). A new switch of a forward pass (say, head ablation, or recording contributions) is
-a new `DecodeOptions` field: it reaches every forward pass, because `teacher_forced_batch` and
-`start_decoding` receive the options whole.
+put on once at load time and act only inside the calling thread's own ablated run: model.hf.ablation).
+A new switch of a forward pass (say, head ablation, or recording contributions) is a new `DecodeOptions`
+field: it reaches every forward pass, because `teacher_forced_batch` and `start_decoding` receive the options
+whole.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.browser import CHROMIUM, LAUNCH_ARGS, ROOT, free_port, serve
+from tests.fixtures.browser import CHROMIUM, IDLE, LAUNCH_ARGS, ROOT, SOURCE_SHOWN, free_port, serve
 
 pytestmark = [
     pytest.mark.browser,
@@ -47,6 +47,9 @@ def test_no_deploy_button_and_the_unknown_words_notice(model, text, words):
                 expect(notice).to_have_count(1, timeout=90_000)
                 for word in words:
                     expect(notice).to_contain_text(f"“{word}”")
+                # the picture of the new sentence, not the example's greyed out while the page reruns
+                page.wait_for_function(SOURCE_SHOWN, arg=[words[-1]], timeout=90_000)
+                page.wait_for_function(IDLE, timeout=90_000)
                 page.wait_for_timeout(800)
                 page.screenshot(path=str(ROOT / "assets" / f"unknown-words-{model}.png"))
                 page.get_by_role("button", name="Words this model knows").click()
