@@ -12,15 +12,20 @@ from pathlib import Path
 
 import streamlit as st
 
+from app.render.preload import DATAFRAME, PLOTLY, preload
+
 SCREENS = Path(__file__).resolve().parent / "screens"
 # (module, title, url path, icon); the first is the default page.
 PAGES = [("explore", "Explore", "", ":material/search:"), ("leakage_lab", "Leakage lab", "Leakage_lab", None),
          ("alignment", "Alignment", "Alignment", None), ("heads", "Heads", "Heads", None)]
 
 st.set_page_config(page_title="Attention Lens", page_icon=":material/search:", layout="wide")
-st.navigation([st.Page(str(SCREENS / f"{module}.py"), title=title, icon=icon, default=not url,
-                       **({"url_path": url} if url else {}))
-               for module, title, url, icon in PAGES]).run()
+page = st.navigation([st.Page(str(SCREENS / f"{module}.py"), title=title, icon=icon, default=not url,
+                              **({"url_path": url} if url else {}))
+                      for module, title, url, icon in PAGES])
+# every page draws plotly charts; Leakage lab and Alignment also draw tables (app/render/preload.py)
+preload(PLOTLY, *([DATAFRAME] if page.url_path in ("Leakage_lab", "Alignment") else []))
+page.run()
 if not gc.get_freeze_count():  # once per process, after the first page run has imported torch, pandas, plotly:
     gc.collect()  # their ~250k objects leave the collector's reach, so the full collection Streamlit runs
     gc.freeze()   # after every script run (runner.postScriptGC) scans only what the sessions made since
