@@ -39,14 +39,15 @@ from benchmarks.app_latency import SOURCE  # noqa: E402
 from tests.fixtures.browser import CHROMIUM, LAUNCH_ARGS, ROW_SHOWN, SOURCE_SHOWN, free_port, serve  # noqa: E402
 
 LOAD = """
-import json, resource, sys, time
+import json, sys, time
 import torch
 torch.set_num_threads(1)
 t = time.perf_counter()
 from model.engine.loader import load_engine
 engine = load_engine(sys.argv[1])
 seconds = time.perf_counter() - t
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+with open("/proc/self/status") as status:  # this memory's own peak (ru_maxrss after exec can be the parent's)
+    rss = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1024
 print(json.dumps({"load_s": round(seconds, 2), "peak_rss_mb": round(rss), "heads": engine.n_heads,
                   "layers": [engine.n_encoder_layers, engine.n_decoder_layers],
                   "parameters": engine.card.get("parameters"), "vocab": engine.card.get("vocab_size")}))

@@ -30,6 +30,8 @@ IDLE = "[data-testid=stApp][data-test-script-state=notRunning]"
 # there (image panels loaded into the SVG) and the outline marks the last row.
 MARK = """() => { const gd = document.querySelector('.st-key-attention .js-plotly-plot');
     window.lensBefore = gd ? gd.data : null; }"""
+GRID = """([panels]) => { const gd = document.querySelector('.st-key-attention .js-plotly-plot');
+    return !!gd && !!gd._fullLayout && gd.data.length >= panels; }"""
 DRAWN = """([rows, panels, key0]) => { const gd = document.querySelector('.st-key-attention .js-plotly-plot');
     if (!gd || !gd._fullLayout || gd.data === window.lensBefore) return false;
     if (!gd.layout.shapes || !gd.layout.shapes.length) return false;
@@ -87,7 +89,11 @@ def measure(folder: Path, rows: int, panels: int, timeout_s: float = 600) -> dic
             page.locator(".st-key-end button").wait_for(timeout=timeout_s * 1000)
             page.wait_for_function("() => !!document.querySelector('.st-key-attention .js-plotly-plot')",
                                    timeout=timeout_s * 1000)
-            page.locator(".st-key-view").get_by_text("Grid", exact=True).click()  # a long source opens on one head
+            # a long source (and a many-headed model) opens on one panel: switch to the grid once the page is idle
+            # (a click during a rerun can land on a stale button and be lost), and wait until the grid is drawn
+            page.locator(IDLE).wait_for(timeout=timeout_s * 1000)
+            page.locator(".st-key-view").get_by_text("Grid", exact=True).click()
+            page.wait_for_function(GRID, arg=[panels], timeout=timeout_s * 1000)
             for view, key0, action in (
                     ("cross_attention", "", lambda: page.locator(".st-key-end button").click()),
                     ("decoder_self_attention", f"0 {bos}",

@@ -64,6 +64,8 @@ def test_step_three_tokens_and_screenshot(server, tmp_path):
                 page.get_by_role("option", name="the black cat sat on the mat").click()
                 expect(page.locator(".st-key-source input")).to_have_value("the black cat sat on the mat .")
                 page.wait_for_function(SOURCE_SHOWN, arg=["blackcatsatonthemat"], timeout=60_000)
+                page.locator(".st-key-reset button").click()  # the preset opens on its last step
+                expect(page.get_by_text("Step 1 of", exact=False)).to_be_visible(timeout=30_000)
             page.wait_for_function(ROW_SHOWN, arg=[0], timeout=60_000)
             expect(page.locator(CHIPS)).to_have_count(1)
             first = page.locator(CHIPS).first.inner_text()

@@ -35,5 +35,6 @@ def preload(*components: str) -> None:
               f" if (!main) return; for (const name of {json.dumps(names)})"
               " import(new URL(name, main.src).href).catch(() => {}); })();")
     with st.container(key="lens_preload"):
-        st.html(f"<style>.st-key-lens_preload {{display: none;}}</style><script>{script}</script>",
-                unsafe_allow_javascript=True)
+        # hidden with its layout wrapper too, which would otherwise add one gap (16 px) above the page's title
+        st.html("<style>.st-key-lens_preload, [data-testid=stLayoutWrapper]:has(> .st-key-lens_preload) "
+                f"{{display: none;}}</style><script>{script}</script>", unsafe_allow_javascript=True)

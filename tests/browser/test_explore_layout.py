@@ -32,6 +32,11 @@ def test_heatmap_and_next_above_the_fold_while_stepping_by_keyboard(server, size
         first = page.evaluate(FOLD)
         print("fold", size, "first load", first)
         assert inside(first["heatmap"], *size) and inside(first["next"], *size), first
+        # the hidden chunk preload (app/render/preload.py) takes no room: its layout wrapper is not laid out
+        # either, or the page gains a 16 px gap above the title
+        wrapper = page.evaluate("""() => { const el = document.querySelector('.st-key-lens_preload');
+            return el ? getComputedStyle(el.parentElement).display : 'missing'; }""")
+        assert wrapper == "none", wrapper
         page.locator("[data-testid='stMain'] h1").first.click()  # focus on the page, not on a box
         for _ in range(3):
             page.keyboard.press("ArrowRight")
