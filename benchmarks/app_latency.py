@@ -55,6 +55,11 @@ def server_clicks(env: dict[str, str], n: int, kind: str) -> list[float]:
     at.session_state["preset"] = "custom"
     at.session_state["kind"] = kind
     at.run()
+    return next_clicks(at, n)
+
+
+def next_clicks(at, n: int) -> list[float]:
+    """Seconds of n Next clicks of a run AppTest page (back to step 1 when the run's last step is reached)."""
     if at.exception:
         raise RuntimeError(at.exception[0].message)
     times = []

@@ -35,7 +35,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.app_latency import SOURCE  # noqa: E402
+from benchmarks.app_latency import SOURCE, next_clicks  # noqa: E402
 from tests.fixtures.browser import CHROMIUM, LAUNCH_ARGS, ROW_SHOWN, SOURCE_SHOWN, free_port, serve  # noqa: E402
 
 LOAD = """
@@ -78,16 +78,7 @@ def server_clicks(env: dict[str, str], n: int, view: str | None) -> tuple[list[f
     at = AppTest.from_file(str(ROOT / "app" / "streamlit_app.py"), default_timeout=120)
     at.query_params.update(link(view))
     at.run()
-    times = []
-    while not at.exception and len(times) < n:
-        if at.button(key="next").disabled:
-            at.button(key="reset").click().run()
-        t0 = time.perf_counter()
-        at.button(key="next").click().run()
-        times.append(time.perf_counter() - t0)
-    if at.exception:
-        raise RuntimeError(at.exception[0].message)
-    return times, at.session_state["view_keep"]
+    return next_clicks(at, n), at.session_state["view_keep"]
 
 
 def browser_clicks(env: dict[str, str], n: int, view: str | None) -> tuple[list[float], list[int], str]:
