@@ -20,12 +20,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from model.builtin.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
-from tests.fixtures.browser import CHROMIUM, LAUNCH_ARGS, free_port, serve  # noqa: E402
+from tests.fixtures.browser import CHROMIUM, IDLE, LAUNCH_ARGS, free_port, serve  # noqa: E402
 
 LONG_SOURCE = " ".join(["the black cat sat on the mat near the bank of the river ."] * 30)[:1990]
 
-# Streamlit's own marker of an idle page: an action during a rerun can land on a stale button.
-IDLE = "[data-testid=stApp][data-test-script-state=notRunning]"
 # Remember the chart's data before an action; afterwards it is drawn when its data is new, its panels are
 # there (image panels loaded into the SVG) and the outline marks the last row.
 MARK = """() => { const gd = document.querySelector('.st-key-attention .js-plotly-plot');

@@ -15,6 +15,7 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM}"),
 ]
+UPDATE = os.environ.get("LENS_UPDATE_SCREENSHOT") == "1"  # the README's pictures go to assets/
 CASES = [("en-fr", "I love you so much .", ["you", "so", "much"]),
          ("de-en", "Ich liebe dich .", ["ich", "liebe", "dich"])]
 
@@ -29,7 +30,7 @@ def start(model: str):
 def test_no_deploy_button_and_the_unknown_words_notice(model, text, words, tmp_path):
     from playwright.sync_api import expect, sync_playwright
 
-    shots = ROOT / "assets" if os.environ.get("LENS_UPDATE_SCREENSHOT") == "1" else tmp_path  # README pictures
+    shots = ROOT / "assets" if UPDATE else tmp_path
     proc, url = start(model)
     try:
         with sync_playwright() as p:
@@ -50,7 +51,7 @@ def test_no_deploy_button_and_the_unknown_words_notice(model, text, words, tmp_p
                     expect(notice).to_contain_text(f"“{word}”")
                 # the picture of the new sentence, not the example's greyed out while the page reruns
                 page.wait_for_function(SOURCE_SHOWN, arg=[words[-1]], timeout=90_000)
-                page.wait_for_function(IDLE, timeout=90_000)
+                page.locator(IDLE).wait_for(timeout=90_000)
                 page.wait_for_timeout(800)
                 page.screenshot(path=str(shots / f"unknown-words-{model}.png"))
                 page.get_by_role("button", name="Words this model knows").click()
@@ -108,8 +109,7 @@ def test_leakage_switch_off_is_visible(tmp_path):
                 off = page.evaluate(SWITCH, "leak_causal")
                 assert off["suffix"] == '": off"'
                 assert contrast(off["track"], off["page"]) >= 3.0, off
-                shot = ROOT / "assets" if os.environ.get("LENS_UPDATE_SCREENSHOT") == "1" else tmp_path
-                page.screenshot(path=str(shot / "leakage-switch-off.png"))
+                page.screenshot(path=str((ROOT / "assets" if UPDATE else tmp_path) / "leakage-switch-off.png"))
             finally:
                 browser.close()
     finally:
