@@ -25,6 +25,7 @@ from model.builtin.config import ModelConfig
 from model.builtin.engine import BuiltinEngine
 from model.builtin.tokenizer import train_tokenizer
 from model.builtin.transformer import Transformer
+from model.corpora import PAIRS
 from model.engine.masks import decoder_self_mask
 from model.training.evaluate import evaluate
 
@@ -53,12 +54,15 @@ class TrainConfig:
     dtype: str = "float16"
     threads: int = 1
     time_budget: float = 0.0  # seconds of training loop; stop after the step that spends it (0: no limit)
+    ema: float = 0.0  # decay of an exponential moving average of the weights, validated and saved (0: off)
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
             raise ValueError(f"variant must be one of {sorted(VARIANTS)}, got {self.variant!r}")
         if self.steps < 1 or self.batch_size < 1:
             raise ValueError("steps and batch_size must be positive")
+        if not 0.0 <= self.ema < 1.0:
+            raise ValueError(f"ema must be in [0, 1), got {self.ema!r}")
         if self.dtype not in ("float16", "float32"):
             raise ValueError("dtype must be float16 or float32")
 
@@ -144,6 +148,8 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
     bar = tqdm(range(tc.steps), desc=f"train {meta.get('pair', 'data')} {tc.variant}", disable=not progress)
     running = None
     batches = iter(())
+    params = [p for p in model.parameters()]
+    shadow = [p.detach().clone() for p in params] if tc.ema else None
     for step in bar:
         model.train()
         idx = next(batches, None)
@@ -157,6 +163,9 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
+        if shadow is not None:
+            with torch.no_grad():  # the usual warm-up: early on the average follows the weights closely
+                torch._foreach_lerp_(shadow, params, 1.0 - min(tc.ema, (1 + step) / (10 + step)))
         running = loss.item() if running is None else 0.95 * running + 0.05 * loss.item()
         over = tc.time_budget > 0 and time.perf_counter() - t0 > tc.time_budget
         last = step + 1 == tc.steps or over
@@ -164,8 +173,10 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
             bar.set_postfix(loss=f"{running:.3f}")
         if (step + 1) % tc.eval_every == 0 or last:
             row = {"step": step + 1, "train_loss": round(running, 5), "seconds": round(time.perf_counter() - t0, 1)}
+            _swap(params, shadow)
             row.update(_validate(model, valid_src, valid_lab, batch_loss, eval_loss_fn, cfg))
             row["valid_exact_match"] = _exact_match(model, src_tok, tgt_tok, valid_rows[: tc.em_sample], cfg)
+            _swap(params, shadow)
             log_rows.append(row)
             _write_log(log_path, log_rows)
             bar.write(f"step {row['step']}: train loss {row['train_loss']:.3f}, valid tf-acc "
@@ -174,6 +185,7 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
             break
     steps_done = step + 1
     seconds = time.perf_counter() - t0
+    _swap(params, shadow)  # the averaged weights are the model
     model.eval()
     card = {**meta, "variant": tc.variant, "trained_causal": causal, "trained_shift": shift, "steps": steps_done,
             "train_seconds": round(seconds, 1), "parameters": n_params, "seed": tc.seed,
@@ -195,10 +207,19 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
             name: rounded(evaluate(engine, [s for s, _ in rows], [t for _, t in rows], causal, shift,
                                    progress=progress))
             for name, rows in combos.items()}
-    if "pair" in card:
+    if "data" not in card and card.get("pair") in PAIRS:  # a built-in corpus (a user's TSV: its file's name)
         card[CARD_SAMPLE] = card_sample(engine, card["pair"])
     save_checkpoint(out, model, src_tok, tgt_tok, card, dtype=dtype)
     return card
+
+
+@torch.no_grad()
+def _swap(params: list[torch.Tensor], shadow: list[torch.Tensor] | None) -> None:
+    """Exchange the weights with their moving average (no-op without one)."""
+    for p, s in zip(params, shadow or ()):
+        tmp = p.detach().clone()
+        p.copy_(s)
+        s.copy_(tmp)
 
 
 def rounded(metrics: dict[str, Any]) -> dict[str, Any]:
