@@ -148,7 +148,7 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
     bar = tqdm(range(tc.steps), desc=f"train {meta.get('pair', 'data')} {tc.variant}", disable=not progress)
     running = None
     batches = iter(())
-    params = [p for p in model.parameters()]
+    params = list(model.parameters())
     shadow = [p.detach().clone() for p in params] if tc.ema else None
     for step in bar:
         model.train()
