@@ -252,22 +252,3 @@ def grid(weights: np.ndarray, q_labels: Sequence[str], k_labels: Sequence[str], 
                                      len=min(COLORBAR_MAX_PX, area_h), y=1.0, yanchor="top")),
         **layout_axes)
     return figure(data, layout)
-
-
-def topk_bar(top_k: Sequence[tuple[str, float]], chosen: str | None = None, reference: str | None = None,
-             title: str = "") -> go.Figure:
-    """The next-token distribution at one step, most likely at the top; the chosen token in the accent
-    colour, the reference token (teacher forcing) outlined."""
-    toks = [t for t, _ in top_k]
-    probs = [p for _, p in top_k]
-    ylabels = labels(toks)
-    colors = [ACCENT if t == chosen else "#89bedc" for t in toks]
-    lines = [3 if (reference is not None and t == reference) else 0 for t in toks]
-    bar = dict(type="bar", x=probs, y=ylabels, orientation="h", marker=dict(color=colors, line=dict(
-        width=lines, color="#1f2933")), text=[f"{p:.1%}" for p in probs], textposition="outside",
-        cliponaxis=False, hovertemplate="%{y}<br>p = %{x:.4f}<extra></extra>")
-    return figure([bar], dict(
-        **({"title": dict(text=title, x=0.01, font=dict(size=14))} if title else {}), font=FONT,
-        height=60 + 34 * len(toks), margin=dict(l=10, r=40, t=40 if title else 10, b=30),
-        xaxis=dict(range=[0, 1.12], tickformat=".0%", showgrid=True, gridcolor="#eef2f6"),
-        yaxis=dict(type="category", autorange="reversed", automargin=True), plot_bgcolor="#ffffff", bargap=0.25))

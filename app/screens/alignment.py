@@ -156,7 +156,7 @@ def table_view(model_key: str, engine, method: al.Method) -> None:
         st.info("No gold test split for this model's language pair, so its heads cannot be ranked here; "
                 "use `python -m model align --model … --data FILE.tsv` with your own gold links.")
         return
-    _init(K_N, 100)
+    _init(K_N, al.CARD_HEADS_N)  # the default: the tally kept in the card (model.analysis.alignment.card)
     n = st.slider("Sentences of the test split", 20, 500, step=20, key=K_N,
                   help="The first N sentences of assets/data/" + data.name + "; more is slower but steadier.")
     try:

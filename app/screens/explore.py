@@ -203,7 +203,7 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
                                                default="attention", label_visibility="collapsed",
                                                format_func={"attention": "Attention", "next": "Next token"}.get)
         if picture == "next":
-            panels.topk_panel(shown, step, teacher, present, height=PRESENT_HEIGHT)
+            panels.topk_panel(shown, step, teacher)
             fig = None
         else:
             fig = attention(shown, kind, view, step, layer, head, scale, present)
@@ -216,7 +216,7 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
         share = st.popover(":material/link: Copy link", width="stretch")
         panels.step_panel(engine, shown, step, teacher, forced, present)
         if not present:
-            panels.topk_panel(shown, step, teacher, present)
+            panels.topk_panel(shown, step, teacher)
             if not teacher:
                 panels.force_ui(engine, shown, step)
     analysis.ablation_panel(model_key, source, target, options, shown)

@@ -14,7 +14,7 @@ import time
 import streamlit as st
 
 from app import state
-from app.render import views
+from app.render import bars, views
 from app.services import DecodeOptions
 
 MODES = {"greedy": "Greedy", "beam": "Beam search", "sample": "Sampling", "teacher_forced": "Teacher forcing"}
@@ -42,12 +42,12 @@ CSS = """<style>
 .lens-chip.special{font-style:italic;color:#7b8794;background:#f5f7fa;border-style:dotted}
 .lens-label{color:#52606d;font-size:.85em;margin-right:.4em}
 .st-key-stepbar button{padding-left:.5rem;padding-right:.5rem}
-</style>"""
+""" + bars.CSS + "</style>"
 # Presenter mode: no sidebar, everything at least PRESENT_PX.
 PRESENT_CSS = f"""<style>
 [data-testid='stSidebar'],[data-testid='stSidebarCollapsedControl'],[data-testid='stExpandSidebarButton'],
 .block-container [data-testid='stHeading']{{display:none}}
-.lens-chip,.lens-label,[data-testid='stCaptionContainer'],[data-testid='stMarkdownContainer'] p,
+.lens-chip,.lens-label,.lens-topk,[data-testid='stCaptionContainer'],[data-testid='stMarkdownContainer'] p,
 [data-testid='stWidgetLabel'] p,.stButton p,[data-testid='stSegmentedControl'] p{{font-size:{PRESENT_PX}px !important}}
 </style>"""
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import streamlit as st
 
 from app import exports, state
-from app.render import beams, figures
-from app.screens.explore_controls import K_FORCED, K_STEP, chips, joined, present_fonts
+from app.render import bars, beams
+from app.screens.explore_controls import K_FORCED, K_STEP, chips, joined
 
 
 def _force(prefix_ids: tuple[int, ...], choice_key: str, ids: dict[str, int]) -> None:
@@ -43,14 +43,12 @@ def step_panel(engine, trace, step: int, teacher: bool, forced: int, present: bo
                     unsafe_allow_html=True)
 
 
-def topk_panel(trace, step: int, teacher: bool, present: bool, height: int | None = None) -> None:
+def topk_panel(trace, step: int, teacher: bool) -> None:
+    """The next-token distribution at the step, as HTML bars (app/render/bars.py)."""
     s = trace.steps[step - 1]
-    fig = figures.topk_bar(s.top_k, chosen=s.token, reference=trace.target_tokens[step - 1] if teacher else None,
-                           title=f"Next token at step {step}")
-    if present:
-        present_fonts(fig)
-    fig.update_layout(height=height or min(fig.layout.height, 60 + 26 * len(s.top_k)))
-    st.plotly_chart(fig, key="topk", theme=None, config={"displayModeBar": False})
+    st.container(key="topk").markdown(
+        bars.topk_html(s.top_k, chosen=s.token, reference=trace.target_tokens[step - 1] if teacher else None,
+                       title=f"Next token at step {step}", escape=state.text), unsafe_allow_html=True)
     st.caption("Orange: the token " + ("the model would pick; outlined: the reference." if teacher
                                        else "decoding chose."))
 

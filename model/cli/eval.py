@@ -37,9 +37,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _update_card(folder: Path, data: str, result: dict, engine) -> None:
     """Record the figures as the card's test-split metrics (and measure the card's Leakage lab sample again,
-    model.analysis.leakage.CARD_SAMPLE), or, for a combination split `PAIR.combo-NAME.tsv`, as
+    model.analysis.leakage.CARD_SAMPLE, and the Alignment page's head table, model.analysis.alignment.card), or, for a combination split `PAIR.combo-NAME.tsv`, as
     `combination_metrics[NAME]`."""
-    from model.analysis.leakage import CARD_SAMPLE, card_sample
+    from model.analysis.alignment.card import CARD_HEADS, CARD_HEADS_N, card_heads
+    from model.analysis.leakage import CARD_SAMPLE, card_sample, sample_test_split
 
     card_path = folder / "card.json"
     if not card_path.is_file():
@@ -54,6 +55,7 @@ def _update_card(folder: Path, data: str, result: dict, engine) -> None:
         card["test_data"] = Path(data).name
         if "pair" in card:
             card[CARD_SAMPLE] = card_sample(engine, card["pair"])
+            card[CARD_HEADS] = card_heads(engine, sample_test_split(card["pair"], CARD_HEADS_N))
     card_path.write_text(json.dumps(card, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 

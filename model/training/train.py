@@ -18,7 +18,8 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from model.analysis.leakage import CARD_SAMPLE, card_sample
+from model.analysis.alignment.card import CARD_HEADS, CARD_HEADS_N, card_heads
+from model.analysis.leakage import CARD_SAMPLE, card_sample, sample_test_split
 from model.builtin.batch import decoder_inputs, pad_batch
 from model.builtin.checkpoint import LOG, load_checkpoint, save_checkpoint
 from model.builtin.config import ModelConfig
@@ -209,6 +210,7 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
             for name, rows in combos.items()}
     if "data" not in card and card.get("pair") in PAIRS:  # a built-in corpus (a user's TSV: its file's name)
         card[CARD_SAMPLE] = card_sample(engine, card["pair"])
+        card[CARD_HEADS] = card_heads(engine, sample_test_split(card["pair"], CARD_HEADS_N))
     save_checkpoint(out, model, src_tok, tgt_tok, card, dtype=dtype)
     return card
 

@@ -70,7 +70,10 @@ def test_page_loads_on_default_model(app):
     assert app.session_state["model"] == "tiny-a"
     assert app.session_state["step"] == 1
     assert step_text(app).startswith("**Step 1 of ")
-    assert {"topk", "attention"} <= {c.proto.id.rsplit("-", 1)[-1] for c in app.get("plotly_chart")}
+    # one chart: the next-token distribution is HTML bars (app/render/bars.py), one per candidate, chosen marked
+    assert [c.proto.id.rsplit("-", 1)[-1] for c in app.get("plotly_chart")] == ["attention"]
+    bars = next(m.value for m in app.markdown if "class='lens-topk'" in m.value)
+    assert bars.count("class='bar'") >= 2 and bars.count("class='chosen'") == 1 and "Next token at step 1" in bars
 
 
 def test_step_controls_change_the_visible_step(app):

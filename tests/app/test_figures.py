@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.render import figures, views
+from app.render import bars, figures, views
 from model.engine import DecodeOptions
 
 APP = Path(__file__).resolve().parents[2] / "app"
@@ -69,15 +69,6 @@ def test_grid_has_one_panel_per_layer_and_head():
     assert [a.text for a in fig.layout.annotations][:2] == ["layer 1 · head 1", "layer 1 · head 2"]
     with pytest.raises(ValueError, match="layers, heads"):
         figures.grid(w[0], figures.labels("abcd"), figures.labels("vwxyz"))
-
-
-def test_topk_bar_highlights_the_chosen_token():
-    fig = figures.topk_bar([("▁le", 0.6), ("▁la", 0.3), ("<unk>", 0.1)], chosen="▁la", reference="▁le")
-    bar = fig.data[0]
-    assert list(bar.x) == [0.6, 0.3, 0.1]
-    assert bar.marker.color[1] == figures.ACCENT and bar.marker.color[0] != figures.ACCENT
-    assert bar.marker.line.width[0] > 0 and bar.marker.line.width[1] == 0
-    assert bar.y[2] == "2 &lt;unk&gt;"
 
 
 @pytest.fixture(scope="module")
@@ -176,8 +167,6 @@ def _built_unvalidated():
     yield figures.grid(w, q, k, mask=mask, zmax=0.5, title="masked")
     yield figures.heatmap(w[0, 0], q, k, mask=mask, title="one head", highlight_row=2)
     yield figures.heatmap(w[1, 2], q, k)
-    yield figures.topk_bar([("▁chat", 0.6), ("▁chien", 0.3)], chosen="▁chat", reference="▁chien", title="p")
-    yield figures.topk_bar([("▁chat", 1.0)])
 
 
 def test_unvalidated_figures_are_what_plotly_validation_makes_of_them(monkeypatch):
@@ -198,3 +187,15 @@ def test_unvalidated_figures_are_what_plotly_validation_makes_of_them(monkeypatc
     bad = figures.figure([{"type": "heatmap", "z": [[1.0]], "colourscale": "Blues"}], {})
     with pytest.raises(ValueError, match="colourscale"):
         go.Figure(bad.to_dict())
+
+
+def test_topk_bars_mark_the_chosen_and_the_reference_and_escape_tokens():
+    out = bars.topk_html([("▁le", 0.6), ("▁l'", 0.3), ("<unk>", 0.1), ("x", 1.5)], chosen="▁l'", reference="▁le",
+                         title="Next token at step 2")
+    rows = out.split("<span class='tok")[1:]
+    assert len(rows) == 4 and "Next token at step 2" in out
+    assert rows[0].startswith(" ref'") and "class='chosen'" in rows[1] and "class='chosen'" not in rows[0]
+    assert "&lt;unk&gt;" in rows[2] and "<unk>" not in out  # a token is text, never markup
+    assert "title='▁l&#x27;: p = 0.3000 (chosen)'" in rows[1]  # a quote cannot end the attribute
+    assert "width:60.0%" in rows[0] and "width:100.0%" in rows[3] and "150.0%" in rows[3]  # bar clamped, figure not
+    assert bars.topk_html([("*a*", 1.0)], escape=lambda s: s.replace("*", "&#42;")).count("&#42;") >= 2

@@ -1,15 +1,19 @@
-"""What every visitor sees is computed once: the Leakage lab's test-split sample comes from the card."""
+"""What every visitor sees is computed once: the Leakage lab's test-split sample and the Alignment page's head
+table come from the card."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from app import services
+from model.analysis import alignment
 from model.analysis.leakage import CARD_SAMPLE, CARD_SAMPLE_N, SampleReport, card_sample
+from model.corpora import read_tsv
 from model.engine import load_engine
 
 CHECKPOINTS = Path(__file__).resolve().parents[2] / "checkpoints"
@@ -33,7 +37,7 @@ def test_card_sample_is_what_the_measure_gives_now():
     kept, again = card(name)[CARD_SAMPLE], card_sample(load_engine(str(CHECKPOINTS / name)), "en-fr")
     assert kept["outputs"] == again["outputs"]
     np.testing.assert_allclose(SampleReport.from_card(kept).next_position,
-                               SampleReport.from_card(again).next_position, rtol=1e-9)
+                               SampleReport.from_card(again).next_position, rtol=1e-6)  # float32 on another CPU
     assert {k: v for k, v in kept.items() if k.endswith(("accuracy", "match", "share"))} == pytest.approx(
         {k: v for k, v in again.items() if k.endswith(("accuracy", "match", "share"))})
 
@@ -54,3 +58,53 @@ def test_sample_measures_reads_the_card_and_measures_other_sizes(monkeypatch):
         services.sample_measures("en-fr-no-shift", 16)  # not kept: measured (here: the stand-in raises)
     assert len(calls) == 1
     services.sample_measures.clear()
+
+
+# ---- the Alignment page's head table (model.analysis.alignment.card) ------------------------------------------
+ALIGN_DATA = CHECKPOINTS.parent / "assets" / "data"
+
+
+@pytest.mark.parametrize("name", ("en-fr", "de-en", "en-fr-no-causal-mask", "en-fr-no-shift"))
+def test_shipped_cards_hold_the_head_table_of_the_test_split(name):
+    kept = card(name)[alignment.CARD_HEADS]
+    pair = card(name)["pair"]
+    examples = read_tsv(ALIGN_DATA / f"{pair}.test.tsv")[:alignment.CARD_HEADS_N]
+    assert kept["n"] == alignment.CARD_HEADS_N and kept["fingerprint"] == alignment.card.fingerprint(examples)
+    assert kept["n_scored"] > 0.9 * alignment.CARD_HEADS_N
+
+
+def test_kept_head_table_is_what_scoring_gives_now():
+    """Not stale: the shipped en-fr model scored again on the same sentences gives the same counts."""
+    engine = load_engine(str(CHECKPOINTS / "en-fr"))
+    examples = read_tsv(ALIGN_DATA / "en-fr.test.tsv")[:alignment.CARD_HEADS_N]
+    kept = alignment.report_from_card(card("en-fr")[alignment.CARD_HEADS], engine, examples)
+    fresh = alignment.run_alignment(engine, examples, alignment.DEFAULT_METHOD, progress=False)
+    assert kept is not None and kept.tally.n == fresh.tally.n and kept.skipped == fresh.skipped
+    assert [m.name for m in kept.tally.methods] == [m.name for m in fresh.tally.methods]
+    np.testing.assert_array_equal(kept.tally.counts, fresh.tally.counts)
+
+
+def test_kept_head_table_is_only_used_for_the_same_sentences(tiny_engine):
+    engine = load_engine(str(CHECKPOINTS / "en-fr"))
+    examples = read_tsv(ALIGN_DATA / "en-fr.test.tsv")[:alignment.CARD_HEADS_N]
+    entry = card("en-fr")[alignment.CARD_HEADS]
+    assert alignment.report_from_card(entry, engine, examples[:-1]) is None  # other n
+    changed = [*examples[:-1], replace(examples[-1], gold="0-0")]
+    assert alignment.report_from_card(entry, engine, changed) is None  # other gold links
+    assert alignment.report_from_card(entry, tiny_engine, examples) is None  # other head layout
+    assert alignment.report_from_card({**entry, "counts": "nonsense"}, engine, examples) is None
+    assert alignment.report_from_card(None, engine, examples) is None
+
+
+def test_alignment_report_reads_the_card_and_scores_other_sizes(monkeypatch):
+    def scored(*args, **kwargs):
+        raise AssertionError("scored instead of read from the card")
+
+    services.alignment_report.clear()
+    monkeypatch.setattr(alignment, "run_alignment", scored)
+    data = str(ALIGN_DATA / "en-fr.test.tsv")
+    report = services.alignment_report("en-fr", data, alignment.CARD_HEADS_N)
+    assert report.tally.n == card("en-fr")[alignment.CARD_HEADS]["n_scored"]
+    with pytest.raises(AssertionError, match="scored"):
+        services.alignment_report("en-fr", data, 40)
+    services.alignment_report.clear()

@@ -42,6 +42,7 @@ precision = |A & P| / |A|, recall = |A & S| / |S|, AER = 1 - (|A & S| + |A & P|)
 corpus the counts are summed over sentences before dividing (corpus-level, not a mean of ratios).
 """
 
+from model.analysis.alignment.card import CARD_HEADS, CARD_HEADS_N, card_heads, report_from_card
 from model.analysis.alignment.corpus import Aligned, Report, align_corpus, engine_specials, run_alignment
 from model.analysis.alignment.links import Counts, Gold, Link, count, format_pharaoh, parse_pharaoh, scores
 from model.analysis.alignment.methods import (
@@ -75,7 +76,7 @@ from model.analysis.alignment.words import (
     word_groups,
 )
 
-__all__ = ["BEST", "CONTINUATION", "DEFAULT_METHOD", "DEFAULT_READING", "DEFAULT_THRESHOLD", "EXTRACTS", "READINGS",
+__all__ = ["BEST", "CARD_HEADS", "CARD_HEADS_N", "card_heads", "report_from_card", "CONTINUATION", "DEFAULT_METHOD", "DEFAULT_READING", "DEFAULT_THRESHOLD", "EXTRACTS", "READINGS",
            "SEARCH_THRESHOLDS", "SPECIAL_PIECES", "UNKNOWN_PIECES", "WORD_STARTS", "Aligned", "Counts", "Gold",
            "Link", "Method", "Report", "Tally", "UploadReport", "WordAttention", "WordMismatch", "align_corpus",
            "align_upload", "candidates", "check_words", "count", "engine_specials", "extract", "format_pharaoh",
