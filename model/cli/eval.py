@@ -37,7 +37,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _update_card(folder: Path, data: str, result: dict, engine) -> None:
     """Record the figures as the card's test-split metrics (and measure the card's Leakage lab sample again,
-    model.analysis.leakage.CARD_SAMPLE, and the Alignment page's head table, model.analysis.alignment.card), or, for a combination split `PAIR.combo-NAME.tsv`, as
+    model.analysis.leakage.CARD_SAMPLE, and the Alignment page's head table, model.analysis.alignment.card),
+    or, for a combination split `PAIR.combo-NAME.tsv`, as
     `combination_metrics[NAME]`."""
     from model.analysis.alignment.card import CARD_HEADS, CARD_HEADS_N, card_heads
     from model.analysis.leakage import CARD_SAMPLE, card_sample, sample_test_split

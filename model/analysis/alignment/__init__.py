@@ -76,7 +76,8 @@ from model.analysis.alignment.words import (
     word_groups,
 )
 
-__all__ = ["BEST", "CARD_HEADS", "CARD_HEADS_N", "card_heads", "report_from_card", "CONTINUATION", "DEFAULT_METHOD", "DEFAULT_READING", "DEFAULT_THRESHOLD", "EXTRACTS", "READINGS",
+__all__ = ["BEST", "CARD_HEADS", "CARD_HEADS_N", "card_heads", "report_from_card",
+           "CONTINUATION", "DEFAULT_METHOD", "DEFAULT_READING", "DEFAULT_THRESHOLD", "EXTRACTS", "READINGS",
            "SEARCH_THRESHOLDS", "SPECIAL_PIECES", "UNKNOWN_PIECES", "WORD_STARTS", "Aligned", "Counts", "Gold",
            "Link", "Method", "Report", "Tally", "UploadReport", "WordAttention", "WordMismatch", "align_corpus",
            "align_upload", "candidates", "check_words", "count", "engine_specials", "extract", "format_pharaoh",
