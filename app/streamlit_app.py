@@ -23,8 +23,8 @@ st.set_page_config(page_title="Attention Lens", page_icon=":material/search:", l
 page = st.navigation([st.Page(str(SCREENS / f"{module}.py"), title=title, icon=icon, default=not url,
                               **({"url_path": url} if url else {}))
                       for module, title, url, icon in PAGES])
-# every page draws plotly charts; Leakage lab and Alignment also draw tables (app/render/preload.py)
-preload(PLOTLY, *([DATAFRAME] if page.url_path in ("Leakage_lab", "Alignment") else []))
+# every page draws plotly charts; Leakage lab also draws data grids (app/render/preload.py)
+preload(PLOTLY, *([DATAFRAME] if page.url_path == "Leakage_lab" else []))
 page.run()
 if not gc.get_freeze_count():  # once per process, after the first page run has imported torch, pandas, plotly:
     gc.collect()  # their ~250k objects leave the collector's reach, so the full collection Streamlit runs

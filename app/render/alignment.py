@@ -115,19 +115,50 @@ def matrix_figure(weights: np.ndarray, source_words: Sequence[str], target_words
     return fig
 
 
-def head_aer_figure(aer: np.ndarray, title: str = "") -> go.Figure:
-    """(layers, heads) AER as a small heatmap, low (good) dark; layers and heads 1-based."""
+def _aer_colour(aer: float) -> tuple[str, str]:
+    """Background and text colour of an AER cell: the heatmaps' colour scale reversed (low AER, good: dark)."""
+    stops = [(1 - a, c) for a, c in reversed(figures.COLORSCALE)]
+    v = min(max(aer, 0.0), 1.0)
+    for (a0, c0), (a1, c1) in zip(stops, stops[1:]):
+        if v <= a1:
+            f = (v - a0) / (a1 - a0) if a1 > a0 else 0.0
+            rgb = [round(int(c0[k:k + 2], 16) * (1 - f) + int(c1[k:k + 2], 16) * f) for k in (1, 3, 5)]
+            return "#" + "".join(f"{x:02x}" for x in rgb), "#ffffff" if v < 0.45 else "#1f2933"
+    return stops[-1][1], "#1f2933"
+
+
+AER_CSS = """
+.lens-aer{border-collapse:separate;border-spacing:3px;font-variant-numeric:tabular-nums;margin:.3em 0}
+.lens-aer th{font-weight:500;color:#52606d;font-size:.85em;padding:0 .5em;text-align:center}
+.lens-aer th.row{text-align:right}
+.lens-aer td{min-width:3.4em;height:2.2em;text-align:center;border-radius:.2em;font-size:.9em}
+.lens-aer td.none{background:#f5f7fa;color:#9aa5b1}
+.lens-aer caption{caption-side:top;text-align:left;font-weight:600;padding-bottom:.3em}
+"""
+
+
+def head_aer_html(aer: np.ndarray, title: str = "") -> str:
+    """(layers, heads) AER as an HTML table of coloured cells, low (good) dark; layers and heads 1-based; a
+    head with no score (NaN) is a grey dash. A table, not a chart: twelve numbers need no plotting library,
+    and the page draws it with its text (app/render/bars.py says why that matters for page loads)."""
     aer = np.asarray(aer, dtype=float)
+    if aer.ndim != 2:
+        raise ValueError(f"AER per head needs (layers, heads), got shape {aer.shape}")
     layers, heads = aer.shape
-    fig = go.Figure(go.Heatmap(
-        z=aer, x=[f"head {h + 1}" for h in range(heads)], y=[f"layer {li + 1}" for li in range(layers)],
-        zmin=0, zmax=1, colorscale=[[c, s] for c, s in reversed([(1 - a, b) for a, b in figures.COLORSCALE])],
-        text=np.vectorize(lambda v: f"{v:.2f}")(aer), texttemplate="%{text}", xgap=2, ygap=2,
-        colorbar=dict(title=dict(text="AER"), thickness=12),
-        hovertemplate="%{y} · %{x}<br>AER %{z:.3f}<extra></extra>"))
-    fig.update_layout(title=dict(text=title, x=0.01, font=dict(size=15)) if title else None, font=figures.FONT,
-                      height=140 + 44 * layers, margin=dict(l=70, r=10, t=50 if title else 20, b=40),
-                      yaxis=dict(autorange="reversed", type="category", automargin=True),
-                      xaxis=dict(type="category", automargin=True),
-                      plot_bgcolor="#ffffff")
-    return fig
+    out = [f"<style>{AER_CSS}</style><table class='lens-aer'>"]
+    if title:
+        out.append(f"<caption>{figures.escape(title)}</caption>")
+    out.append("<tr><th></th>" + "".join(f"<th>head {h + 1}</th>" for h in range(heads)) + "</tr>")
+    for li in range(layers):
+        cells = []
+        for hi in range(heads):
+            v = aer[li, hi]
+            where = f"layer {li + 1} · head {hi + 1}"
+            if np.isnan(v):
+                cells.append(f"<td class='none' title='{where}: not scored'>–</td>")
+            else:
+                bg, fg = _aer_colour(float(v))
+                cells.append(f"<td style='background:{bg};color:{fg}' title='{where}: AER {v:.3f}'>{v:.2f}</td>")
+        out.append(f"<tr><th class='row'>layer {li + 1}</th>{''.join(cells)}</tr>")
+    out.append("</table>")
+    return "".join(out)

@@ -181,16 +181,16 @@ def table_view(model_key: str, engine, method: al.Method) -> None:
                 + (f" ({n - scored} skipped)" if scored < n else "") + f". Lowest AER of any method here: "
                 f"`{best['method']}` at **{best['AER']:.3f}** (chosen on these same sentences, so optimistic).")
     left, right = st.columns([2, 3], gap="large")
-    left.plotly_chart(af.head_aer_figure(grid, title=f"AER per head · {method.extract} · {method.reading}"),
-                      key="align_head_grid", theme=None, config={"displayModeBar": False})
+    # a table of coloured cells and a static table: no chart or data grid to load and draw (page loads: #16)
+    left.container(key="align_head_grid").markdown(
+        af.head_aer_html(grid, title=f"AER per head · {method.extract} · {method.reading}"), unsafe_allow_html=True)
     _init(K_TABLE_SEL, "all")
     which = right.segmented_control("Rows", ["all", "heads", "layer means"], key=K_TABLE_SEL, required=True)
     shown = rows if which == "all" else heads if which == "heads" else rows[rows["head"].isna()]
     shown = shown.sort_values("AER")[["matrix", "method", "AER", "precision", "recall"]]
-    right.dataframe(shown, hide_index=True, key="align_table", height=320, column_config={
-        "AER": st.column_config.NumberColumn(format="%.3f"),
-        "precision": st.column_config.NumberColumn(format="%.3f"),
-        "recall": st.column_config.NumberColumn(format="%.3f")})
+    right.container(key="align_table").table(
+        shown.style.format({"AER": "{:.3f}", "precision": "{:.3f}", "recall": "{:.3f}"}), hide_index=True,
+        height=360)
     st.caption(CAPTIONS["table"])
 
 

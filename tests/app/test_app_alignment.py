@@ -53,8 +53,9 @@ def test_page_loads_with_preset_gold(app):
     assert names & {"predicted · sure gold (hit)", "predicted · not in gold", "sure gold link missed"}
     assert [m.label for m in app.metric] == ["AER", "Precision", "Recall"]
     chart(app, "align_matrix")
-    chart(app, "align_head_grid")
-    assert app.dataframe and len(app.dataframe[0].value) > 0
+    grid = next(m.value for m in app.markdown if "class='lens-aer'" in m.value)  # HTML, not a chart
+    assert grid.count("<td ") == 2 * 4 and "AER per head" in grid  # the tiny model's 2 layers x 4 heads
+    assert not app.get("arrow_data_frame") and len(app.table[0].value) > 0
 
 
 def test_changing_head_method_and_reading(app):
@@ -68,7 +69,7 @@ def test_changing_head_method_and_reading(app):
     assert "shift reading" in chart(app, "align_matrix")["layout"]["title"]["text"]
     app.segmented_control(key="align_table_selectors").set_value("heads").run()
     assert not app.exception
-    assert len(app.dataframe[0].value) == 2 * 4
+    assert len(app.table[0].value) == 2 * 4
 
 
 def test_custom_sentence_with_bad_gold_warns(app):

@@ -199,3 +199,17 @@ def test_topk_bars_mark_the_chosen_and_the_reference_and_escape_tokens():
     assert "title='▁l&#x27;: p = 0.3000 (chosen)'" in rows[1]  # a quote cannot end the attribute
     assert "width:60.0%" in rows[0] and "width:100.0%" in rows[3] and "150.0%" in rows[3]  # bar clamped, figure not
     assert bars.topk_html([("*a*", 1.0)], escape=lambda s: s.replace("*", "&#42;")).count("&#42;") >= 2
+
+
+def test_head_aer_table_colours_low_aer_dark_and_marks_unscored_heads():
+    from app.render import alignment as af
+
+    out = af.head_aer_html(np.array([[0.05, 0.9, np.nan], [0.5, 0.0, 1.0]]), title="AER per head · argmax")
+    cells = out.split("<td ")[1:]
+    assert len(cells) == 6 and out.count("<th class='row'>") == 2 and "head 3</th>" in out
+    assert "class='none'" in cells[2] and "not scored" in cells[2]
+    assert "AER 0.050'>0.05<" in cells[0] and "color:#ffffff" in cells[0]  # dark cell, light text
+    assert "background:#ffffff" in cells[5] and "color:#1f2933" in cells[5]  # AER 1: white, like zero weight
+    assert "background:#08306b" in cells[4]  # AER 0: the scale's darkest colour
+    with pytest.raises(ValueError, match="layers, heads"):
+        af.head_aer_html(np.zeros(3))
