@@ -178,3 +178,15 @@ def test_compose_fills_the_same_placeholders_as_serve():
     assert "@@" not in serve.render("127.0.0.1:1", ["127.0.0.1:2"], "/tmp/x")
     compose = (ROOT / "deploy" / "compose.yaml").read_text(encoding="utf-8")
     assert all(f"s|{p}|" in compose for p in placeholders)
+
+
+def test_every_server_runs_without_the_collection_after_each_script_run():
+    """Streamlit's full collection after every run cost ~25% of a click's server CPU even with the imports frozen
+    (app/streamlit_app.py, benchmarks/RESULTS.md part 8): the config every launcher reads switches it off, and
+    the container image carries that config."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert config["runner"]["postScriptGC"] is False
+    assert "COPY .streamlit/ .streamlit/" in (ROOT / "deploy" / "Dockerfile").read_text(encoding="utf-8")
+    assert "cwd=ROOT" in (ROOT / "deploy" / "serve.py").read_text(encoding="utf-8")  # where streamlit reads it
