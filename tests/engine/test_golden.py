@@ -1,10 +1,15 @@
-"""The shipped models (and tiny Hugging Face models) compute, on every preset, exactly the traces stored in
-tests/fixtures/golden/: tokens, ids and probabilities equal, attention arrays bit-identical.
-Regenerate with tests/fixtures/make_golden.py."""
+"""The shipped models (and tiny Hugging Face models) compute, on every preset, the traces stored in
+tests/fixtures/golden/: tokens and ids equal, probabilities and attention arrays equal up to float32 rounding.
+Regenerate with tests/fixtures/make_golden.py.
+
+Not bit-identical: the same float32 kernels give results that differ in the last bits on another CPU (the
+stored traces were written on one machine; a second machine of the same size differed by ~1e-8, 2026-12-02),
+and CI runs on whichever machine it gets. Any change a refactor could make is far above TOL."""
 
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -12,6 +17,24 @@ import pytest
 from tests.fixtures.make_golden import GOLDEN, flatten, golden_models
 
 MODELS = golden_models()
+TOL = dict(rtol=1e-5, atol=1e-6)
+
+
+def same(a, b, where: str = "") -> None:
+    """a == b, numbers up to TOL (exact ints and bools), everything else exactly."""
+    if isinstance(a, float) or isinstance(b, float):
+        assert isinstance(a, (int, float)) and isinstance(b, (int, float)), where
+        assert math.isclose(a, b, rel_tol=TOL["rtol"], abs_tol=TOL["atol"]), f"{where}: {a} != {b}"
+    elif isinstance(a, dict):
+        assert isinstance(b, dict) and sorted(a) == sorted(b), where
+        for k in a:
+            same(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            same(x, y, f"{where}[{i}]")
+    else:
+        assert a == b, f"{where}: {a!r} != {b!r}"
 
 
 @pytest.mark.parametrize("model", MODELS)
@@ -22,7 +45,17 @@ def test_traces_equal_the_stored_ones(model):
     assert sorted(fresh) == sorted(stored)
     for key, value in fresh.items():
         if key.endswith("meta"):
-            assert json.loads(str(value)) == json.loads(str(stored[key])), key
+            same(json.loads(str(value)), json.loads(str(stored[key])), key)
         else:
             assert value.dtype == stored[key].dtype and value.shape == stored[key].shape, key
-            assert value.tobytes() == stored[key].tobytes(), key
+            np.testing.assert_allclose(value, stored[key], err_msg=key, **TOL)
+
+
+def test_the_comparison_catches_a_real_change():
+    same({"p": [0.5, 1e-9], "t": ["a"]}, {"p": [0.5 + 1e-7, 2e-9], "t": ["a"]})
+    with pytest.raises(AssertionError):
+        same({"p": [0.5]}, {"p": [0.5001]})
+    with pytest.raises(AssertionError):
+        same({"t": ["a"]}, {"t": ["b"]})
+    with pytest.raises(AssertionError):
+        np.testing.assert_allclose(np.float32([0.25]), np.float32([0.2501]), **TOL)
