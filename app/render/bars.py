@@ -27,6 +27,11 @@ CSS = f"""
 """
 
 
+def share(p: float) -> str:
+    """A probability as a percentage (HTML); one too small to show at 0.1 % says so instead of reading 0.0 %."""
+    return "&lt;0.1%" if 0 < p < 0.0005 else f"{p:.1%}"  # HTML: a bare "<" would start a tag
+
+
 def topk_html(top_k: Sequence[tuple[str, float]], chosen: str | None = None, reference: str | None = None,
               title: str = "", escape: Callable[[str], str] = html.escape) -> str:
     """One row per candidate, most likely first: the token, a bar as wide as its probability, the probability.
@@ -46,6 +51,6 @@ def topk_html(top_k: Sequence[tuple[str, float]], chosen: str | None = None, ref
         hover = attr(f"{tok}: p = {p:.4f}" + (" (chosen)" if mark else "") + (" (reference)" if ref else ""))
         out.append(f"<span class='tok{ref}' title='{hover}'>{escape(tok)}</span>"
                    f"<span class='bar' title='{hover}'><span class='{mark}' style='width:{width:.1f}%'>"
-                   f"</span></span><span class='p'>{p:.1%}</span>")
+                   f"</span></span><span class='p'>{share(p)}</span>")
     out.append("</div>")
     return "".join(out)

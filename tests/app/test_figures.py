@@ -198,6 +198,7 @@ def test_topk_bars_mark_the_chosen_and_the_reference_and_escape_tokens():
     assert "&lt;unk&gt;" in rows[2] and "<unk>" not in out  # a token is text, never markup
     assert "title='▁l&#x27;: p = 0.3000 (chosen)'" in rows[1]  # a quote cannot end the attribute
     assert "width:60.0%" in rows[0] and "width:100.0%" in rows[3] and "150.0%" in rows[3]  # bar clamped, figure not
+    assert [bars.share(p) for p in (0.0, 0.0001, 0.0006, 0.933)] == ["0.0%", "&lt;0.1%", "0.1%", "93.3%"]
     assert bars.topk_html([("*a*", 1.0)], escape=lambda s: s.replace("*", "&#42;")).count("&#42;") >= 2
 
 
