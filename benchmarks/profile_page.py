@@ -2,7 +2,8 @@
 
 Opens the Explore page (or --path) of a running server in a new browser context (nothing cached), as
 page_times.py does, with the JS profiler on; prints the main thread's busy time per 100 ms and per script
-file, and when each script and the websocket arrived. Median of --n loads for the totals.
+file, when each script arrived, and the bytes fetched (transfer sizes: compressed, if the server
+compressed them). Median of --n loads for the totals.
 
     .venv/bin/python benchmarks/profile_page.py --n 3            # starts its own server on this tree
     .venv/bin/python benchmarks/profile_page.py --url http://127.0.0.1:8501 --path Alignment
@@ -108,7 +109,8 @@ def main() -> None:
     print("self time per file, ms (mean of runs):")
     for name, ms in files.most_common(15):
         print(f"    {ms / len(runs):7.0f}  {name}")
-    print(json.dumps({"took_s": [r["took_s"] for r in runs], "median_s": statistics.median(r["took_s"] for r in runs)}))
+    print(json.dumps({"took_s": [r["took_s"] for r in runs], "median_s": statistics.median(r["took_s"] for r in runs),
+                      "bytes_fetched": sum(r[3] for r in last["resources"])}))
 
 
 if __name__ == "__main__":

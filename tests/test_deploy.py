@@ -131,6 +131,24 @@ def test_visitors_spread_over_replicas_and_keep_their_sessions(cluster):
 
 
 @needs_nginx
+def test_the_proxy_compresses_the_front_end(cluster):
+    """Every new visitor fetches Streamlit's scripts; the replicas send them uncompressed, nginx gzips them."""
+    import gzip
+
+    from app.render.preload import JS_DIR, chunk
+
+    name = chunk("PlotlyChart")
+    raw = (JS_DIR / name).read_bytes()
+    req = urllib.request.Request(cluster["url"] + f"/static/js/{name}", headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        assert r.headers["Content-Encoding"] == "gzip"
+        body = r.read()
+    assert gzip.decompress(body) == raw and len(body) < 0.4 * len(raw)
+    with urllib.request.urlopen(cluster["url"] + f"/static/js/{name}", timeout=30) as r:  # a client without gzip
+        assert r.headers.get("Content-Encoding") is None and r.read() == raw
+
+
+@needs_nginx
 def test_one_replica_down_leaves_the_other_working(cluster):
     async def scenario():
         found = await sessions_on_both(cluster["url"])
