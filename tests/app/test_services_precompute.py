@@ -108,3 +108,20 @@ def test_alignment_report_reads_the_card_and_scores_other_sizes(monkeypatch):
     with pytest.raises(AssertionError, match="scored"):
         services.alignment_report("en-fr", data, 40)
     services.alignment_report.clear()
+
+
+def test_eval_update_card_measures_the_head_table_again(tmp_path, capsys):
+    """The path for a checkpoint trained before the card kept it: `eval --update-card` on the test split."""
+    import shutil
+
+    from model.cli import main
+
+    folder = tmp_path / "m"
+    shutil.copytree(CHECKPOINTS / "en-fr-no-causal-mask", folder)
+    kept = card("en-fr-no-causal-mask")[alignment.CARD_HEADS]
+    stripped = {k: v for k, v in card("en-fr-no-causal-mask").items() if k != alignment.CARD_HEADS}
+    (folder / "card.json").write_text(json.dumps(stripped))
+    assert main(["eval", "--model", str(folder), "--data", str(ALIGN_DATA / "en-fr.test.tsv"), "--update-card",
+                 "--json"]) == 0
+    again = json.loads((folder / "card.json").read_text())[alignment.CARD_HEADS]
+    assert again["fingerprint"] == kept["fingerprint"] and again["counts"] == kept["counts"]
