@@ -117,14 +117,7 @@ def matrix_figure(weights: np.ndarray, source_words: Sequence[str], target_words
 
 def _aer_colour(aer: float) -> tuple[str, str]:
     """Background and text colour of an AER cell: the heatmaps' colour scale reversed (low AER, good: dark)."""
-    stops = [(1 - a, c) for a, c in reversed(figures.COLORSCALE)]
-    v = min(max(aer, 0.0), 1.0)
-    for (a0, c0), (a1, c1) in zip(stops, stops[1:]):
-        if v <= a1:
-            f = (v - a0) / (a1 - a0) if a1 > a0 else 0.0
-            rgb = [round(int(c0[k:k + 2], 16) * (1 - f) + int(c1[k:k + 2], 16) * f) for k in (1, 3, 5)]
-            return "#" + "".join(f"{x:02x}" for x in rgb), "#ffffff" if v < 0.45 else "#1f2933"
-    return stops[-1][1], "#1f2933"
+    return figures.colour_at(1 - aer), "#ffffff" if aer < 0.45 else "#1f2933"
 
 
 AER_CSS = """

@@ -11,7 +11,8 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Sequence
 
-ACCENT = "#d9480f"  # the chosen token, as in the attention figures (app/render/figures.py)
+from app.render.figures import ACCENT  # the chosen token, as in the attention figures
+
 BAR = "#89bedc"
 CSS = f"""
 .lens-topk{{display:grid;grid-template-columns:minmax(3em,max-content) 1fr 3.6em;gap:.22em .45em;align-items:center;

@@ -97,12 +97,22 @@ def _traces(w: np.ndarray, q_labels: list[str], k_labels: list[str], mask: np.nd
     return traces
 
 
-def _palette() -> list[int]:
-    """COLORSCALE as a 256-colour PNG palette: indices 0-254 for weights 0..zmax, 255 for masked cells."""
+def _rgb_at(f: np.ndarray) -> np.ndarray:
+    """COLORSCALE's colours at positions f in [0, 1], linear between its stops: (len(f), 3) ints 0-255."""
     stops = np.array([s for s, _ in COLORSCALE])
     rgb = np.array([[int(c[i:i + 2], 16) for i in (1, 3, 5)] for _, c in COLORSCALE], dtype=float)
-    f = np.linspace(0.0, 1.0, 255)
-    table = np.stack([np.interp(f, stops, rgb[:, j]) for j in range(3)], axis=1).round().astype(int)
+    return np.stack([np.interp(f, stops, rgb[:, j]) for j in range(3)], axis=1).round().astype(int)
+
+
+def colour_at(v: float) -> str:
+    """COLORSCALE's colour at v (clipped to 0-1) as `#rrggbb`: what a heatmap cell of weight v is drawn in."""
+    r, g, b = _rgb_at(np.array([min(max(float(v), 0.0), 1.0)]))[0]
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def _palette() -> list[int]:
+    """COLORSCALE as a 256-colour PNG palette: indices 0-254 for weights 0..zmax, 255 for masked cells."""
+    table = _rgb_at(np.linspace(0.0, 1.0, 255))
     masked = [int(MASK_COLOR[i:i + 2], 16) for i in (1, 3, 5)]
     return [*table.ravel().tolist(), *masked]
 
