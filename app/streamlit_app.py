@@ -12,7 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from app.render.preload import DATAFRAME, PLOTLY, preload
+from app.render.preload import DATAFRAME, ECHARTS, PLOTLY, preload
 
 SCREENS = Path(__file__).resolve().parent / "screens"
 # (module, title, url path, icon); the first is the default page.
@@ -23,8 +23,9 @@ st.set_page_config(page_title="Attention Lens", page_icon=":material/search:", l
 page = st.navigation([st.Page(str(SCREENS / f"{module}.py"), title=title, icon=icon, default=not url,
                               **({"url_path": url} if url else {}))
                       for module, title, url, icon in PAGES])
-# every page draws plotly charts; Leakage lab also draws data grids (app/render/preload.py)
-preload(PLOTLY, *([DATAFRAME] if page.url_path == "Leakage_lab" else []))
+# Explore and Alignment draw their charts with ECharts (app/screens/charts.py), the other pages with plotly;
+# Leakage lab also draws data grids (app/render/preload.py)
+preload(*{"": [ECHARTS], "Alignment": [ECHARTS], "Leakage_lab": [PLOTLY, DATAFRAME]}.get(page.url_path, [PLOTLY]))
 page.run()
 if not gc.get_freeze_count():  # once per process, after the first page run has imported torch, pandas, plotly:
     gc.collect()  # their ~250k objects leave the collector's reach, so the full collection Streamlit runs

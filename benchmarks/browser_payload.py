@@ -24,13 +24,26 @@ from tests.fixtures.browser import CHROMIUM, IDLE, LAUNCH_ARGS, free_port, serve
 
 LONG_SOURCE = " ".join(["the black cat sat on the mat near the bank of the river ."] * 30)[:1990]
 
-# Remember the chart's data before an action; afterwards it is drawn when its data is new, its panels are
-# there (image panels loaded into the SVG) and the outline marks the last row.
+# Remember the chart before an action; afterwards it is drawn when it is new, its panels are there and its last
+# row is outlined. Explore draws ECharts (app/render/echarts.py) and, for grids drawn as images, plotly: ECharts
+# says what it drew in its description (aria label: "48 panels, each ... Last query: 511 ... Keys: 0 <s>, ...").
+ECHARTS = "[data-testid=stEChartsChart]"
+CHART = f".st-key-attention .js-plotly-plot, .st-key-attention {ECHARTS}"
 MARK = """() => { const gd = document.querySelector('.st-key-attention .js-plotly-plot');
-    window.lensBefore = gd ? gd.data : null; }"""
+    const ec = document.querySelector('.st-key-attention [data-testid=stEChartsChart]');
+    window.lensBefore = gd ? gd.data : ec ? ec.getAttribute('aria-label') + ec.innerHTML.length : null; }"""
 GRID = """([panels]) => { const gd = document.querySelector('.st-key-attention .js-plotly-plot');
-    return !!gd && !!gd._fullLayout && gd.data.length >= panels; }"""
-DRAWN = """([rows, panels, key0]) => { const gd = document.querySelector('.st-key-attention .js-plotly-plot');
+    if (gd) return !!gd._fullLayout && gd.data.length >= panels;
+    const ec = document.querySelector('.st-key-attention [data-testid=stEChartsChart]');
+    const said = ec ? ec.getAttribute('aria-label') || '' : '';
+    return said.includes(panels + ' panels'); }"""
+DRAWN = """([rows, panels, key0, key0text]) => {
+    const ec = document.querySelector('.st-key-attention [data-testid=stEChartsChart]');
+    if (ec) { const said = ec.getAttribute('aria-label') || '';
+        if (ec.getAttribute('aria-busy') !== 'false' || said + ec.innerHTML.length === window.lensBefore) return false;
+        return said.includes(panels + ' panels') && said.includes('Last query: ' + (rows - 1) + ' ')
+            && (!key0text || said.includes('Keys: ' + key0text + ',')); }
+    const gd = document.querySelector('.st-key-attention .js-plotly-plot');
     if (!gd || !gd._fullLayout || gd.data === window.lensBefore) return false;
     if (!gd.layout.shapes || !gd.layout.shapes.length) return false;
     const first = gd.data[0].x ? gd.data[0].x[0] : gd.layout.xaxis.ticktext[0];
@@ -67,7 +80,7 @@ def measure(folder: Path, rows: int, panels: int, timeout_s: float = 600) -> dic
     from app.render import figures
 
     ckpt = load_checkpoint(folder)
-    bos = figures.escape(ckpt.target_tokenizer.piece(ckpt.config.bos_id))  # decoder self-attention's first key
+    bos = ckpt.target_tokenizer.piece(ckpt.config.bos_id)  # decoder self-attention's first key
     env = dict(os.environ, LENS_MODEL_DIRS=str(folder), LENS_DEFAULT_MODEL=str(folder))
     port = free_port()
     proc = serve(env, port)
@@ -85,8 +98,7 @@ def measure(folder: Path, rows: int, panels: int, timeout_s: float = 600) -> dic
             box.fill(LONG_SOURCE)
             box.press("Enter")
             page.locator(".st-key-end button").wait_for(timeout=timeout_s * 1000)
-            page.wait_for_function("() => !!document.querySelector('.st-key-attention .js-plotly-plot')",
-                                   timeout=timeout_s * 1000)
+            page.locator(CHART).first.wait_for(timeout=timeout_s * 1000)
             # a long source (and a many-headed model) opens on one panel: switch to the grid once the page is idle
             # (a click during a rerun can land on a stale button and be lost), and wait until the grid is drawn
             page.locator(IDLE).wait_for(timeout=timeout_s * 1000)
@@ -101,7 +113,8 @@ def measure(folder: Path, rows: int, panels: int, timeout_s: float = 600) -> dic
                 page.evaluate(MARK)
                 before, start = received[0], time.perf_counter()
                 action()
-                page.wait_for_function(DRAWN, arg=[rows, panels, key0], timeout=timeout_s * 1000)
+                page.wait_for_function(DRAWN, arg=[rows, panels, figures.escape(key0), key0],
+                                       timeout=timeout_s * 1000)
                 out[view] = {"bytes": received[0] - before, "seconds": time.perf_counter() - start}
             browser.close()
     finally:

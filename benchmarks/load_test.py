@@ -63,7 +63,13 @@ def explore_view(page: dict) -> ExploreView:
         el = page[path].element
         if el.WhichOneof("type") == "markdown" and (m := STEP_TEXT.fullmatch(el.markdown.body)):
             step, total = int(m[1]), int(m[2])
-    return ExploreView(step, total, find(page, "button", key="next"), find(page, "plotly_chart", key="attention"))
+    figure = next((f for kind in ("echarts_chart", "plotly_chart") if (f := find(page, kind, key="attention"))), None)
+    return ExploreView(step, total, find(page, "button", key="next"), figure)
+
+
+def spec(shown: Shown) -> str:
+    """A chart element's spec (an ECharts option or a plotly figure, as JSON)."""
+    return getattr(shown.element, shown.element.WhichOneof("type")).spec
 
 
 # ---- the server --------------------------------------------------------------------------------------------------
@@ -142,7 +148,7 @@ async def click_next(s: Session) -> tuple[float | None, str | None]:
     before = explore_view(s.page)
     if before.next is None or before.next.element.button.disabled:
         return None, f"no enabled Next at step {before.step}"
-    old_spec = before.figure.element.plotly_chart.spec if before.figure else None
+    old_spec = spec(before.figure) if before.figure else None
     t0 = time.perf_counter()
     run = await s.rerun(trigger=before.next)
     after = explore_view(s.page)
@@ -151,7 +157,7 @@ async def click_next(s: Session) -> tuple[float | None, str | None]:
     if after.step != before.step + 1:
         return None, f"step {before.step} -> {after.step}"
     fig = after.figure
-    if fig is None or fig.run_id != run.run_id or fig.element.plotly_chart.spec == old_spec:
+    if fig is None or fig.run_id != run.run_id or spec(fig) == old_spec:
         return None, f"no new figure at step {after.step}"
     return fig.arrived - t0, None
 

@@ -37,8 +37,9 @@ SETTLED = """([least]) => {
     const app = document.querySelector('[data-testid=stApp]');
     if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
     if (document.querySelector('[data-testid=stSpinner]')) return false;
-    const charts = [...document.querySelectorAll('.js-plotly-plot')];
-    return charts.length >= least && charts.every(gd => !!gd._fullLayout); }"""
+    const charts = [...document.querySelectorAll('.js-plotly-plot, [data-testid=stEChartsChart]')];
+    return charts.length >= least && charts.every(gd => gd.classList.contains('js-plotly-plot') ? !!gd._fullLayout
+        : gd.getAttribute('aria-busy') === 'false' && !!gd.querySelector('svg, canvas')); }"""
 TIMEOUT = 90_000
 BROKEN = "[data-testid=stDataFrame]"  # the view's last element, its test-split table (the only table on the page)
 

@@ -149,6 +149,22 @@ def test_the_proxy_compresses_the_front_end(cluster):
 
 
 @needs_nginx
+def test_the_proxy_keeps_the_front_end_and_serves_it_itself(cluster):
+    """Streamlit's scripts are the same on every replica: after the first fetch nginx answers from its cache."""
+    from app.render.preload import ECHARTS, JS_DIR, chunk
+
+    name = chunk(ECHARTS)
+    seen = []
+    for _ in range(3):
+        with urllib.request.urlopen(cluster["url"] + f"/static/js/{name}", timeout=30) as r:
+            assert r.read() == (JS_DIR / name).read_bytes()
+            seen.append(r.headers["X-Lens-Cache"])
+    assert seen[0] in ("MISS", "HIT") and seen[1:] == ["HIT", "HIT"]
+    with urllib.request.urlopen(cluster["url"] + "/", timeout=30) as r:  # the page itself is never cached
+        assert r.headers.get("X-Lens-Cache") is None
+
+
+@needs_nginx
 def test_one_replica_down_leaves_the_other_working(cluster):
     async def scenario():
         found = await sessions_on_both(cluster["url"])

@@ -13,6 +13,7 @@ import streamlit as st
 
 from app import services, state
 from app.render import alignment as af
+from app.screens import charts
 from app.screens.alignment_upload import upload_view
 from app.services import CheckpointError, DecodeOptions, ModelInputError
 from app.services import alignment as al
@@ -140,12 +141,12 @@ def sentence_view(model_key: str, engine, source: str, target: str, gold_text: s
     cols[3].markdown(f"Method `{method.name}` · links `{al.format_pharaoh(links) or '(none)'}`")
     fig = af.links_figure(src, tgt, links, sure, possible, weights=weights,
                           title=f"Links · {method.selector} · {method.reading} reading")
-    st.plotly_chart(fig, key="align_links", theme=None, config={"displayModeBar": False})
+    charts.draw(fig, "align_links")
     st.caption(CAPTIONS["links"])
     if st.toggle("Show the word-level attention under the links", key=K_HEAT, value=True):
         heat = af.matrix_figure(weights, src, tgt, links, sure, possible,
                                 title=f"Word-level cross-attention · {method.selector} · {method.reading} reading")
-        st.plotly_chart(heat, key="align_matrix", theme=None, config={"displaylogo": False})
+        charts.draw(heat, "align_matrix")
         st.caption(CAPTIONS["matrix"])
 
 

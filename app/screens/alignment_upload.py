@@ -13,6 +13,7 @@ import streamlit as st
 from app import services, state
 from app.render import alignment as af
 from app.render.alignment_agreement import agreement_figure
+from app.screens import charts
 from app.services import alignment as al
 
 K_FILE, K_SENT, K_HEAD, K_RANK = "align_upload", "align_upload_sentence", "align_upload_head", "align_upload_rank"
@@ -97,10 +98,10 @@ def _sentence(report: al.UploadReport, method: al.Method, engine) -> None:
         r = al.scores(links, gold)
         st.caption(f"{m.name} on sentence {k + 1}: AER {r['aer']:.2f} · precision {r['precision']:.0%} · "
                    f"recall {r['recall']:.0%}")
-    st.plotly_chart(af.links_figure(wa.source_words, wa.target_words, links, sure, possible,
-                                    weights=wa.matrix(m.reading, layer, head),
-                                    title=f"Sentence {k + 1} · layer {layer} · head {head} · {m.reading} reading"),
-                    key="align_upload_links", theme=None, config={"displayModeBar": False})
+    charts.draw(af.links_figure(wa.source_words, wa.target_words, links, sure, possible,
+                                weights=wa.matrix(m.reading, layer, head),
+                                title=f"Sentence {k + 1} · layer {layer} · head {head} · {m.reading} reading"),
+                "align_upload_links")
 
 
 def upload_view(model_key: str, engine, method: al.Method) -> None:

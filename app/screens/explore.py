@@ -14,11 +14,11 @@ import streamlit as st
 
 from app import exports, services, state
 from app.render import views
+from app.screens import charts, tour, vocabulary
 from app.screens import explore_analysis as analysis
 from app.screens import explore_controls as ctl
 from app.screens import explore_panels as panels
 from app.screens import explore_url as url
-from app.screens import tour, vocabulary
 from app.services import CheckpointError, DecodeOptions, ModelInputError
 
 CAPTIONS = {
@@ -161,7 +161,7 @@ def attention(shown, kind: str, view: str, step: int, layer: int, head: int, sca
         ctl.present_fonts(fig)
     cap = GRID_HEIGHT if view == "grid" else PRESENT_HEIGHT if present else HEIGHT
     fig.update_layout(height=min(fig.layout.height, cap))
-    st.plotly_chart(fig, key="attention", theme=None, config={"displaylogo": False})
+    charts.draw(fig, "attention", fit_labels=not present)  # ECharts, or plotly for image panels
     st.caption(CAPTIONS[kind])
     return fig
 

@@ -39,10 +39,12 @@ def app(two_models, monkeypatch) -> AppTest:
 
 
 def figure(at: AppTest, key: str) -> dict:
-    for chart in at.get("plotly_chart"):
-        if chart.proto.id.endswith(f"-{key}"):
-            return json.loads(chart.proto.spec)
-    raise AssertionError(f"no plotly chart with key {key!r}")
+    """The spec of the chart with this key: a plotly figure, or an ECharts option (Explore's attention picture)."""
+    for kind in ("plotly_chart", "echarts_chart"):
+        for chart in at.get(kind):
+            if chart.proto.id.endswith(f"-{key}"):
+                return json.loads(chart.proto.spec)
+    raise AssertionError(f"no chart with key {key!r}")
 
 
 def array(value) -> np.ndarray:
@@ -54,10 +56,27 @@ def array(value) -> np.ndarray:
     return np.asarray(value, dtype=float)
 
 
+def panels(spec: dict, masked: bool = False) -> list[np.ndarray]:
+    """Every panel's weights (queries x keys, NaN where nothing is drawn) in drawing order, from a plotly figure
+    or an ECharts option; masked=True: the masked-cell overlays instead (1 where a cell is masked)."""
+    if "series" not in spec:
+        return [array(t["z"]) for t in spec["data"]
+                if t["type"] == "heatmap" and ("masked" in t.get("hovertemplate", "")) == masked]
+    out = []
+    for s in spec["series"]:
+        if s["type"] != "heatmap" or ("masked" in s["tooltip"]["formatter"]) != masked:
+            continue
+        keys, queries = spec["xAxis"][s["xAxisIndex"]]["data"], spec["yAxis"][s["yAxisIndex"]]["data"]
+        z = np.full((len(queries), len(keys)), np.nan)
+        for key, query, value in s["data"]:
+            z[queries.index(query), keys.index(key)] = value
+        out.append(z)
+    return out
+
+
 def heat_shapes(spec: dict) -> list[tuple[int, int]]:
     """(rows, cols) of every weight heatmap (the masked-cell overlays are skipped)."""
-    return [array(t["z"]).shape for t in spec["data"]
-            if t["type"] == "heatmap" and "masked" not in t.get("hovertemplate", "")]
+    return [z.shape for z in panels(spec)]
 
 
 def step_text(at: AppTest) -> str:
@@ -70,8 +89,10 @@ def test_page_loads_on_default_model(app):
     assert app.session_state["model"] == "tiny-a"
     assert app.session_state["step"] == 1
     assert step_text(app).startswith("**Step 1 of ")
-    # one chart: the next-token distribution is HTML bars (app/render/bars.py), one per candidate, chosen marked
-    assert [c.proto.id.rsplit("-", 1)[-1] for c in app.get("plotly_chart")] == ["attention"]
+    # one chart, the attention picture in ECharts (app/render/echarts.py); the next-token distribution is HTML
+    # bars (app/render/bars.py), one per candidate, chosen marked
+    assert [c.proto.id.rsplit("-", 1)[-1] for c in app.get("echarts_chart")] == ["attention"]
+    assert not app.get("plotly_chart")
     bars = next(m.value for m in app.markdown if "class='lens-topk'" in m.value)
     assert bars.count("class='bar'") >= 2 and bars.count("class='chosen'") == 1 and "Next token at step 1" in bars
 
@@ -136,15 +157,14 @@ def test_decoder_mask_drawn_distinctly_in_teacher_forcing(app):
     app.segmented_control(key="kind").set_value("decoder_self_attention").run()
     app.slider(key="step").set_value(2).run()
     spec = figure(app, "attention")
-    masked = [t for t in spec["data"] if "masked" in t.get("hovertemplate", "")]
-    main = [t for t in spec["data"] if t["type"] == "heatmap" and "masked" not in t.get("hovertemplate", "")]
+    masked, main = panels(spec, masked=True), panels(spec)
     assert masked and len(masked) == len(main)
-    m = array(main[0]["z"]).shape[1]
-    z = array(masked[0]["z"])
+    m = main[0].shape[1]
+    z = masked[0]
     assert z.shape == (2, m)
     expected = ~np.tril(np.ones((2, m), dtype=bool))  # the future keys of rows 0 and 1
     assert np.array_equal(~np.isnan(z), expected)
-    assert np.all(np.isnan(array(main[0]["z"])[expected]))
+    assert np.all(np.isnan(main[0][expected]))
 
 
 def test_switching_modes_and_options(app):

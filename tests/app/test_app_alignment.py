@@ -10,6 +10,7 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from app import registry
+from tests.app.test_app import panels
 from tests.conftest import build_tiny_checkpoint
 
 APP = Path(__file__).resolve().parents[2] / "app"
@@ -39,20 +40,29 @@ def app(en_fr, monkeypatch) -> AppTest:
 
 
 def chart(at: AppTest, key: str) -> dict:
-    for c in at.get("plotly_chart"):
+    """The ECharts option of the chart with this key (app/screens/charts.py draws the page's charts)."""
+    for c in at.get("echarts_chart"):
         if c.proto.id.endswith(f"-{key}"):
             return json.loads(c.proto.spec)
-    raise AssertionError(f"no plotly chart with key {key!r}")
+    raise AssertionError(f"no ECharts chart with key {key!r}")
 
 
 def test_page_loads_with_preset_gold(app):
     assert not app.exception
     assert not app.error
     links = chart(app, "align_links")
-    names = {t.get("name") for t in links["data"]}
+    names = {t.get("name") for t in links["series"]}
     assert names & {"predicted · sure gold (hit)", "predicted · not in gold", "sure gold link missed"}
+    assert set(links["legend"]["data"]) <= names
+    words = [s for s in links["series"] if s["type"] == "scatter"]  # the two rows of words, as the model split them
+    assert [[d["name"] for d in s["data"]] for s in words] == [["the", "cat", "sat", "."],
+                                                               ["le", "chat", "s'", "assit", "."]]
     assert [m.label for m in app.metric] == ["AER", "Precision", "Recall"]
-    chart(app, "align_matrix")
+    matrix = chart(app, "align_matrix")
+    assert panels(matrix)[0].shape == (5, 4)  # target words x source words
+    marks = {s["name"] for s in matrix["series"] if s["type"] == "scatter"}
+    assert "sure gold" in marks and marks & {"predicted · sure gold (hit)", "predicted · not in gold"}
+    assert not app.get("plotly_chart")  # the page loads no plotly code
     grid = next(m.value for m in app.markdown if "class='lens-aer'" in m.value)  # HTML, not a chart
     assert grid.count("<td ") == 2 * 4 and "AER per head" in grid  # the tiny model's 2 layers x 4 heads
     assert not app.get("arrow_data_frame") and len(app.table[0].value) > 0
@@ -62,11 +72,11 @@ def test_changing_head_method_and_reading(app):
     app.selectbox(key="align_layer").set_value(2).run()
     app.selectbox(key="align_head").set_value(3).run()
     assert not app.exception and not app.error
-    assert "L2H3" in chart(app, "align_links")["layout"]["title"]["text"]
+    assert "L2H3" in chart(app, "align_links")["title"][0]["text"]
     app.selectbox(key="align_extract").set_value("threshold").run()
     app.radio(key="align_reading").set_value("shift").run()
     assert not app.exception and not app.error
-    assert "shift reading" in chart(app, "align_matrix")["layout"]["title"]["text"]
+    assert "shift reading" in chart(app, "align_matrix")["title"][0]["text"]
     app.segmented_control(key="align_table_selectors").set_value("heads").run()
     assert not app.exception
     assert len(app.table[0].value) == 2 * 4

@@ -48,8 +48,10 @@ def upload(at: AppTest, text: str, name: str = "mine.tsv") -> AppTest:
 
 
 def titles(at: AppTest) -> list[str]:
-    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-    return [s["layout"].get("title", {}).get("text", "") for s in specs]
+    """The titles of the page's charts: plotly figures and ECharts options (app/screens/charts.py)."""
+    plotly = [json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "") for c in at.get("plotly_chart")]
+    echarts = [(json.loads(c.proto.spec)["title"] or [{}])[0].get("text", "") for c in at.get("echarts_chart")]
+    return plotly + echarts
 
 
 def test_a_5_line_file_with_gold_ranks_the_heads_and_names_the_best(app):

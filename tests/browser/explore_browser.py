@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from tests.fixtures.browser import CHROMIUM, LAUNCH_ARGS, ROOT, free_port, serve
+from tests.fixtures.browser import ATTENTION, CHROMIUM, LAUNCH_ARGS, ROOT, free_port, serve
 
 # JS: texts of the labels in the main area's buttons that the browser shows cut (ellipsis or overflow).
 CUT_LABELS = """() => [...document.querySelectorAll("[data-testid='stMain'] button")]
@@ -41,7 +41,7 @@ def open_page(url: str, width: int, height: int, query: str = ""):
             page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=1)
             page.goto(url + query)
             page.locator(".st-key-next button").wait_for(timeout=60_000)
-            page.locator(".st-key-attention .js-plotly-plot").wait_for(timeout=60_000)
+            page.locator(ATTENTION).wait_for(timeout=60_000)
             yield page
         finally:
             browser.close()

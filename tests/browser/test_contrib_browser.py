@@ -9,15 +9,12 @@ import pytest
 
 from tests.browser import explore_browser as eb
 from tests.browser.explore_browser import open_page
-from tests.fixtures.browser import ROOT
+from tests.fixtures.browser import DRAWN, ROOT
 
 pytestmark = [pytest.mark.browser]
 server = eb.shipped_server
 UPDATE = os.environ.get("LENS_UPDATE_SCREENSHOT") == "1"
 QUERY = "?text=the+black+cat+sat+on+the+mat+.&mode=greedy&step=5&kind=cross&view=grid"
-# JS: the first heatmap's cells as a string (to see the figure change).
-FIRST_Z = """() => { const gd = document.querySelector('.st-key-attention .js-plotly-plot');
-    return gd && gd.data.length ? JSON.stringify(gd.data[0].z) : ''; }"""
 
 
 def test_norm_weighted_grid_beside_the_raw_one(server, tmp_path):
@@ -25,11 +22,11 @@ def test_norm_weighted_grid_beside_the_raw_one(server, tmp_path):
 
     with open_page(server, 1366, 900, QUERY) as page:
         page.wait_for_timeout(800)
-        raw_z = page.evaluate(FIRST_Z)
+        raw_z = page.evaluate(DRAWN)
         raw_png = tmp_path / "raw.png"
         page.locator(".st-key-attention").screenshot(path=str(raw_png))
         page.locator(".st-key-reading button", has_text="Norm-weighted").click()
-        page.wait_for_function(f"() => ({FIRST_Z})() !== {raw_z!r}", timeout=30_000)
+        page.wait_for_function(f"() => ({DRAWN})() !== {raw_z!r}", timeout=30_000)
         page.locator(".st-key-share .js-plotly-plot").wait_for(timeout=30_000)
         page.wait_for_timeout(800)
         norm_png = tmp_path / "norm.png"

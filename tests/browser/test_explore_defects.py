@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 
 from tests.browser import explore_browser as eb
 from tests.browser.explore_browser import CUT_LABELS, open_page
+from tests.fixtures.browser import ATTENTION
 
 server = eb.shipped_server
 
@@ -29,7 +30,7 @@ def test_step_after_an_error_run_draws_no_traceback(server):
         page.wait_for_timeout(500)
         assert page.get_by_text("unknown attention kind", exact=False).count() == 0
         assert page.locator("[data-testid='stException']").count() == 0
-        expect(page.locator(".st-key-attention .js-plotly-plot")).to_be_visible()
+        expect(page.locator(ATTENTION)).to_be_visible()
 
 
 def test_no_control_label_is_cut_at_1366(server):

@@ -10,14 +10,14 @@ from playwright.sync_api import expect
 
 from tests.browser import explore_browser as eb
 from tests.browser.explore_browser import open_page
-from tests.fixtures.browser import CHROMIUM, LAUNCH_ARGS, ROW_SHOWN
+from tests.fixtures.browser import ATTENTION, CHROMIUM, LAUNCH_ARGS, ROW_SHOWN
 
 pytestmark = [pytest.mark.browser]
 server = eb.shipped_server
 
 FOLD = """() => { const box = e => { const r = document.querySelector(e).getBoundingClientRect();
     return [Math.round(r.left), Math.round(r.top), Math.round(r.right), Math.round(r.bottom)]; };
-    return {heatmap: box('.st-key-attention .js-plotly-plot'), next: box('.st-key-next button'),
+    return {heatmap: box('.st-key-attention [data-testid=stEChartsChart]'), next: box('.st-key-next button'),
             w: window.innerWidth, h: window.innerHeight}; }"""
 
 
@@ -54,7 +54,7 @@ LINK = ("?model=en-fr&text=the+dog+sat+near+the+bank+of+the+river+.&target=&mode
 
 def state_of(page) -> dict:
     return {"source": page.locator(".st-key-source input, .st-key-source textarea").input_value(),
-            "title": page.locator(".st-key-attention .gtitle").first.text_content(),
+            "title": page.locator(ATTENTION).get_attribute("aria-label").split(":")[0],  # the chart's description
             "step": page.get_by_text("Step 3 of", exact=False).count() > 0,
             "mode": page.locator("[data-testid='stSidebar'] label:has(input:checked)").first.inner_text()}
 
@@ -81,7 +81,7 @@ def test_a_link_opens_its_state_and_copy_link_reproduces_it(server):
             page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
             page.goto(link)
             expect(page.get_by_text("Step 3 of", exact=False)).to_be_visible(timeout=60_000)
-            page.locator(".st-key-attention .js-plotly-plot").wait_for(timeout=60_000)
+            page.locator(ATTENTION).wait_for(timeout=60_000)
             assert state_of(page) == first
         finally:
             browser.close()

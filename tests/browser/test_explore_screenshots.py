@@ -23,7 +23,7 @@ SMALLEST = """() => { const els = [...document.querySelectorAll(
 
 
 def shot(page, name: str, tmp_path) -> None:
-    page.wait_for_timeout(600)  # plotly's transition
+    page.wait_for_timeout(600)  # fonts and the last layout pass
     out = ROOT / "assets" / name if UPDATE else tmp_path / name
     page.screenshot(path=str(out))
     assert out.stat().st_size > 10_000

@@ -1,0 +1,259 @@
+"""A figure built by `figures` or `alignment` (plotly) drawn as an Apache ECharts option, for the page.
+
+Why: the browser's plotly chunk is 4.7 MB, and a fresh page spent about a second fetching, compiling and
+running it before its first heatmap appeared; Streamlit's ECharts chunk is 1.2 MB (benchmarks/RESULTS.md,
+part 9). The plotly figure stays the one description of the picture (tests read it; PNG/SVG/HTML exports
+render it); this module reads it back and says the same thing to ECharts: the same cells, colour scale, masked
+cells grey with the hatch glyph, the outlined row, panel titles, fonts and height; on Alignment, the link
+drawing (words on two rows, a line per link styled by its kind) and the link marks on the word heatmap.
+No Streamlit here (STYLE.md rule 7); app/screens/charts.py puts the option on the page.
+
+`option` returns None for what it does not draw (panels drawn as images: grids above figures.IMAGE_CELLS);
+the page keeps plotly for those.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+
+from app.render import figures
+
+# px of the chart on a 1366 x 768 screen (Explore's left column): turns the label room into fractions of the
+# chart's width, so wider screens give the labels more room than they need, never less
+ASSUMED_WIDTH = 680
+TOOLTIP_WEIGHT = "query {@[1]}<br>key {@[0]}<br>weight {@[2]}"
+TOOLTIP_MASKED = "query {@[1]}<br>key {@[0]}<br>masked: this query may not see this key"
+SVG_CELLS = 20_000  # up to this many cells the chart is drawn as SVG (crisp, its text readable by tests and
+# screen tools); above, on a canvas, which draws tens of thousands of cells faster
+SYMBOLS = {"circle": "circle", "square-open": "rect", "diamond-open": "diamond"}  # plotly -> ECharts
+DASHES = {"solid": "solid", "dash": "dashed", "dot": "dotted"}
+STOPS = 11  # colours sampled from figures.COLORSCALE for ECharts' evenly spaced visualMap colours
+
+
+def _axis_key(ref: str, axis: str) -> str:
+    """Trace axis reference -> layout key: "x" -> "xaxis", "x3" -> "xaxis3"."""
+    return f"{axis}axis{ref[1:]}"
+
+
+def _text_px(labels: list[str], size: float) -> float:
+    return 0.6 * size * max((len(s) for s in labels), default=4)
+
+
+def _cells(z: np.ndarray, x: list[str], y: list[str], digits: int = 3) -> list[list]:
+    """[[key label, query label, weight], ...] for every cell that is not NaN (masked cells are NaN)."""
+    z = np.asarray(z, dtype=np.float64)
+    rows, cols = np.nonzero(~np.isnan(z))
+    return [[x[c], y[r], round(float(z[r, c]), digits)] for r, c in zip(rows.tolist(), cols.tolist())]
+
+
+def describe(title: str, n_panels: int, q_labels: list[str], k_labels: list[str]) -> str:
+    """What the chart shows, for screen readers (ECharts' aria label; it would otherwise read out ten cells)."""
+    what = html.unescape(title) if title else "Attention weights"
+    panels = f"{n_panels} panels, each " if n_panels > 1 else ""
+    return (f"{what}: {panels}{len(q_labels)} × {len(k_labels)} (queries × keys). Last query: {q_labels[-1]}. "
+            f"Keys: {', '.join(k_labels)}.")
+
+
+def option(fig: go.Figure, fit_labels: bool = True) -> dict | None:
+    """The ECharts option that draws `fig` (a figures.heatmap or figures.grid), or None if it holds a trace this
+    module does not draw. fit_labels: shrink key labels that would overlap (not in presenter mode, whose text
+    keeps its size)."""
+    kinds = {t.type for t in fig.data}
+    if kinds == {"scatter"} and fig.layout.xaxis.visible is False:
+        return _links(fig)
+    if not kinds <= {"heatmap", "scatter"} or "heatmap" not in kinds:
+        return None
+    layout = fig.layout.to_plotly_json()
+    font = layout.get("font", {})
+    family, base = font.get("family", "sans-serif"), font.get("size", 13)
+    height = int(layout.get("height") or 450)
+    margin = layout.get("margin", {})
+    top_px = float(margin.get("t", 20))
+    title = (layout.get("title") or {}).get("text") or ""
+    heatmaps = [t for t in fig.data if t.type == "heatmap"]
+    marks = [t for t in fig.data if t.type == "scatter"]  # links marked on a word-level heatmap (Alignment)
+    weights = [t for t in heatmaps if t.text is None]  # the mask overlay is the trace that carries the glyphs
+    panels = sorted({(t.xaxis or "x", t.yaxis or "y") for t in heatmaps}, key=lambda p: int(p[0][1:] or 1))
+    index = {p: i for i, p in enumerate(panels)}
+    axes = [(layout.get(_axis_key(x, "x"), {}), layout.get(_axis_key(y, "y"), {})) for x, y in panels]
+    first = weights[0]
+    k_labels = [html.unescape(s) for s in first.x]
+    q_labels = [html.unescape(s) for s in first.y]
+    x_size = max(ax.get("tickfont", {}).get("size", 12) for ax, _ in axes)
+    y_size = max(ay.get("tickfont", {}).get("size", 12) for _, ay in axes)
+    x_title = (axes[0][0].get("title") or {}).get("text")
+    y_title = (axes[0][1].get("title") or {}).get("text")
+    title_size = ((axes[0][0].get("title") or {}).get("font") or {}).get("size", 12)
+    # Room for the labels, as the builders reserve it: rotated key labels below, query labels on the left.
+    bottom_px = 20 + _text_px(k_labels, x_size) * math.sin(math.radians(55)) + (title_size + 16 if x_title else 0)
+    label_px = 14 + _text_px(q_labels, y_size)
+    left_px = label_px + (title_size + 16 if y_title else 0)
+    right_px = 64  # the colour bar and its labels
+    plot_h = max(40.0, height - top_px - 10 - bottom_px)
+    left_f, right_f = left_px / ASSUMED_WIDTH, right_px / ASSUMED_WIDTH
+    plot_w = 1 - left_f - right_f
+
+    def pct(f: float) -> str:
+        return f"{100 * f:.3f}%"
+
+    grids, x_axes, y_axes, series = [], [], [], []
+    single = len(panels) == 1
+    for i, (ax, ay) in enumerate(axes):
+        x0, x1 = ax.get("domain", [0, 1])
+        y0, y1 = ay.get("domain", [0, 1])
+        if single:  # one head: square cells, as plotly's scaleanchor draws them
+            cell = min(plot_w * ASSUMED_WIDTH / len(k_labels), plot_h / len(q_labels), 40)
+            grids.append(dict(left=pct(left_f), top=top_px, width=cell * len(k_labels), height=cell * len(q_labels)))
+        else:
+            grids.append(dict(left=pct(left_f + x0 * plot_w), width=pct((x1 - x0) * plot_w),
+                              top=top_px + (1 - y1) * plot_h, height=(y1 - y0) * plot_h))
+        # rotated key labels stay apart: a font no larger than ~0.8 of a cell's width on a 1366-wide screen
+        cell_px = (grids[-1]["width"] if single else (x1 - x0) * plot_w * ASSUMED_WIDTH) / len(k_labels)
+        x_font = ax.get("tickfont", {}).get("size", 12)
+        x_font = min(x_font, max(7, int(0.8 * cell_px))) if fit_labels else x_font
+        x_axes.append(dict(
+            type="category", data=k_labels, gridIndex=i, position="bottom", splitLine=dict(show=False),
+            axisTick=dict(show=False), axisLine=dict(show=False),
+            axisLabel=dict(show=bool(ax.get("showticklabels", True)), interval=0, rotate=55, fontSize=x_font,
+                           color="#1f2933", fontFamily=family),
+            **({"name": x_title, "nameLocation": "middle", "nameGap": bottom_px - title_size - 14,
+                "nameTextStyle": dict(fontSize=title_size)} if x_title else {})))
+        y_axes.append(dict(
+            type="category", data=q_labels, gridIndex=i, inverse=True, splitLine=dict(show=False),
+            axisTick=dict(show=False), axisLine=dict(show=False),
+            axisLabel=dict(show=bool(ay.get("showticklabels", True)), interval=0, width=label_px - 10,
+                           overflow="truncate", fontSize=ay.get("tickfont", {}).get("size", 12), color="#1f2933",
+                           fontFamily=family),
+            **({"name": y_title, "nameLocation": "middle", "nameGap": left_px - title_size - 14,
+                "nameRotate": 90, "nameTextStyle": dict(fontSize=title_size)} if y_title else {})))
+    weight_series = []
+    for t in heatmaps:
+        i = index[(t.xaxis or "x", t.yaxis or "y")]
+        x, y = [html.unescape(s) for s in t.x], [html.unescape(s) for s in t.y]
+        if t.text is None:
+            weight_series.append(len(series))
+            series.append(dict(type="heatmap", xAxisIndex=i, yAxisIndex=i, data=_cells(t.z, x, y),
+                               itemStyle=dict(borderColor="#ffffff", borderWidth=1),
+                               emphasis=dict(itemStyle=dict(borderColor="#1f2933", borderWidth=1)),
+                               tooltip=dict(formatter=TOOLTIP_WEIGHT)))
+        else:
+            glyph = (t.textfont.size if t.textfont is not None else None) or 10
+            series.append(dict(type="heatmap", xAxisIndex=i, yAxisIndex=i,
+                               data=[[a, b, 1] for a, b, _ in _cells(t.z, x, y)],
+                               itemStyle=dict(color=figures.MASK_COLOR, borderColor="#ffffff", borderWidth=1),
+                               label=dict(show=True, formatter=figures.MASK_GLYPH, color="#8a8a8a", fontSize=glyph),
+                               emphasis=dict(disabled=True), tooltip=dict(formatter=TOOLTIP_MASKED)))
+    for t in marks:
+        marker = t.marker.to_plotly_json()
+        symbol = marker.get("symbol", "circle")
+        open_ = symbol.endswith("-open")  # an outline only (gold links), the cell's colour showing through
+        edge = marker.get("line") or {}
+        series.append(dict(
+            type="scatter", name=t.name, xAxisIndex=0, yAxisIndex=0, symbol=SYMBOLS.get(symbol, "circle"),
+            symbolSize=marker.get("size", 9), data=[[html.unescape(a), html.unescape(b)] for a, b in zip(t.x, t.y)],
+            silent=True, z=4 if open_ else 5,  # the predicted dots above the gold outlines
+            itemStyle=dict(color="rgba(0,0,0,0)" if open_ else marker.get("color"),
+                           borderColor=marker.get("color") if open_ else edge.get("color"),
+                           borderWidth=edge.get("width", 0))))
+    for shape in layout.get("shapes", []):  # the outlined row, in each panel: a closed line on hidden value axes
+        panel = next((p for p in panels if p[1] == shape.get("yref")), None)
+        if panel is None:
+            continue
+        i, n_x, n_y = index[panel], len(k_labels), len(q_labels)
+        x_axes.append(dict(type="value", gridIndex=i, min=-0.5, max=n_x - 0.5, show=False))
+        y_axes.append(dict(type="value", gridIndex=i, min=-0.5, max=n_y - 0.5, inverse=True, show=False))
+        a, b, r0, r1 = -0.5, n_x - 0.5, shape["y0"], shape["y1"]
+        series.append(dict(type="line", xAxisIndex=len(x_axes) - 1, yAxisIndex=len(y_axes) - 1, silent=True,
+                           symbol="none", animation=False, tooltip=dict(show=False), z=5,
+                           lineStyle=dict(color=shape["line"]["color"], width=shape["line"]["width"]),
+                           data=[[a, r0], [b, r0], [b, r1], [a, r1], [a, r0]]))
+    zmax = float(layout.get("coloraxis", {}).get("cmax") or first.zmax or 1.0)
+    bar = layout.get("coloraxis", {}).get("colorbar") or (first.colorbar.to_plotly_json() if first.colorbar else {})
+    bar_px = bar.get("len", 0.8)
+    bar_px = bar_px if bar.get("lenmode") == "pixels" else bar_px * plot_h
+    bar_font = (bar.get("tickfont") or {}).get("size", 11)
+    titles = []
+    if title:
+        titles.append(dict(text=html.unescape(title), left=pct(0.01), top=4,
+                           textStyle=dict(fontSize=(layout.get("title", {}).get("font") or {}).get("size", base + 2),
+                                          fontFamily=family, fontWeight="normal", color="#1f2933")))
+    bar_top = top_px
+    titles.append(dict(text="weight", right=8, top=bar_top, textStyle=dict(  # the colour bar's title
+        fontSize=bar_font + 1, fontWeight="normal", color="#1f2933", fontFamily=family)))
+    for note in layout.get("annotations", []):  # panel names above each panel
+        size = (note.get("font") or {}).get("size", 12)
+        titles.append(dict(text=html.unescape(note["text"]), left=pct(left_f + note["x"] * plot_w),
+                           top=top_px + (1 - note["y"]) * plot_h - size - 8, textAlign="center",
+                           textStyle=dict(fontSize=size, fontWeight="normal", color="#52606d", fontFamily=family)))
+    return dict(
+        animation=False, textStyle=dict(fontFamily=family, fontSize=base), backgroundColor="#ffffff",
+        title=titles, grid=grids, xAxis=x_axes, yAxis=y_axes, series=series,
+        tooltip=dict(trigger="item", confine=True, textStyle=dict(fontSize=max(12, base - 1))),
+        visualMap=dict(type="continuous", min=0.0, max=zmax, seriesIndex=weight_series, calculable=False,
+                       precision=2, right=14, top=bar_top + 22, itemWidth=12,
+                       itemHeight=max(50.0, min(bar_px, height - bar_top - 10) - 70),
+                       text=[f"{zmax:.2g}", "0"], textGap=6, textStyle=dict(fontSize=bar_font, color="#1f2933"),
+                       inRange=dict(color=[figures.colour_at(v) for v in np.linspace(0, 1, STOPS)])),
+        **({"legend": dict(top=max(4.0, top_px - 56), left=pct(0.01), itemWidth=14, itemHeight=10, textStyle=dict(
+            fontSize=11, color="#1f2933"), data=[t.name for t in marks])} if marks else {}),
+        aria=dict(enabled=True, label=dict(description=describe(title, len(panels), q_labels, k_labels))))
+
+
+def renderer(opt: dict) -> str:
+    """"svg" for a chart of up to SVG_CELLS cells, else "canvas"."""
+    cells = sum(len(x["data"]) for x in opt["series"] if x["type"] == "heatmap")
+    return "svg" if cells <= SVG_CELLS else "canvas"
+
+
+def _links(fig: go.Figure) -> dict:
+    """figures from alignment.links_figure: words on two rows (markers with text), a line per link."""
+    layout = fig.layout.to_plotly_json()
+    font = layout.get("font", {})
+    family = font.get("family", "sans-serif")
+    top_px = float(layout.get("margin", {}).get("t", 20))
+    title = (layout.get("title") or {}).get("text") or ""
+    x0, x1 = layout["xaxis"]["range"]
+    y0, y1 = layout["yaxis"]["range"]
+    series, names = [], []
+    for t in fig.data:
+        if t.mode == "lines":  # one link: its kind is its series (the legend), its weight its width
+            line = t.line.to_plotly_json()
+            tip = (t.hovertemplate or "").replace("<extra></extra>", "")
+            if t.name not in names:
+                names.append(t.name)
+            series.append(dict(type="line", name=t.name, data=[[float(a), float(b)] for a, b in zip(t.x, t.y)],
+                               symbol="none", z=2, tooltip=dict(formatter=tip), triggerLineEvent=True,
+                               lineStyle=dict(color=line.get("color"), width=line.get("width", 1.5),
+                                              type=DASHES.get(line.get("dash", "solid"), "solid")),
+                               itemStyle=dict(color=line.get("color")), emphasis=dict(focus="self")))
+        else:  # the words of one side, each a dot with its text above (source) or below (target)
+            side = "source" if "top" in (t.textposition or "") else "target"
+            series.append(dict(
+                type="scatter", symbolSize=t.marker.size or 9, z=3, itemStyle=dict(color=t.marker.color or "#1f2933"),
+                label=dict(show=True, formatter="{b}", position="top" if side == "source" else "bottom",
+                           fontSize=(t.textfont.size if t.textfont is not None else None) or 14, color="#1f2933",
+                           fontFamily=family),
+                data=[dict(name=html.unescape(w), value=[float(a), float(b)],
+                           tooltip=dict(formatter=f"{side} word {k}: {w}"))
+                      for k, (w, a, b) in enumerate(zip(t.text, t.x, t.y))]))
+    return dict(
+        animation=False, backgroundColor="#ffffff", textStyle=dict(fontFamily=family, fontSize=font.get("size", 13)),
+        title=[dict(text=html.unescape(title), left="1%", top=4, textStyle=dict(
+            fontSize=15, fontWeight="normal", color="#1f2933", fontFamily=family))] if title else [],
+        grid=dict(left=10, right=10, top=top_px, bottom=40),
+        xAxis=dict(type="value", min=x0, max=x1, show=False), yAxis=dict(type="value", min=y0, max=y1, show=False),
+        series=series, tooltip=dict(trigger="item", confine=True),
+        legend=dict(bottom=4, left="1%", data=names, itemWidth=22, textStyle=dict(fontSize=12, color="#1f2933")),
+        aria=dict(enabled=True, label=dict(description=_links_said(title, fig))))
+
+
+def _links_said(title: str, fig: go.Figure) -> str:
+    words = [t for t in fig.data if t.mode != "lines"]
+    links = [t for t in fig.data if t.mode == "lines"]
+    rows = "; ".join(f"{'source' if i == 0 else 'target'} words: {' '.join(html.unescape(w) for w in t.text)}"
+                     for i, t in enumerate(words))
+    return f"{html.unescape(title) or 'Links'}: {rows}; {len(links)} links drawn."
