@@ -51,9 +51,10 @@ PRESENT_CSS = f"""<style>
 [data-testid='stWidgetLabel'] p,.stButton p,[data-testid='stSegmentedControl'] p{{font-size:{PRESENT_PX}px !important}}
 </style>"""
 
-# Page-level keys (Streamlit has none): a script in a tiny iframe (st.iframe: same origin) listens on the page
-# and clicks the step bar's buttons, and gives them their tooltips (a button's `help` makes Streamlit draw it
-# twice). Typing in a box is left alone. The previous listener is removed first (one per page).
+# Page-level keys (Streamlit has none): a script run in the page itself (st.html, as app/render/preload.py does;
+# an iframe cost the page a document and a chunk of its own) listens on the page and clicks the step bar's
+# buttons, and gives them their tooltips (a button's `help` makes Streamlit draw it twice). Typing in a box is
+# left alone. The previous listener is removed first (one per page).
 KEYS_JS = """<script>
 const doc = window.parent.document;
 const keys = {ArrowRight: 'next', ArrowLeft: 'back', Home: 'reset', End: 'end', ' ': 'play'};
@@ -77,8 +78,9 @@ doc.addEventListener('keydown', window.parent.lensKeys);
 
 def style(present: bool) -> None:
     st.markdown(CSS + (PRESENT_CSS if present else ""), unsafe_allow_html=True)
-    with st.sidebar:
-        st.iframe(KEYS_JS, height=1)
+    with st.sidebar, st.container(key="lens_keys"):  # hidden, with its layout wrapper (no gap in the sidebar)
+        st.html("<style>.st-key-lens_keys, [data-testid=stLayoutWrapper]:has(> .st-key-lens_keys) {display: none;}"
+                "</style>" + KEYS_JS, unsafe_allow_javascript=True)
 
 
 def chips(tokens, now: int | None = None, cls: str = "", forced: int = 0, special: frozenset[str] = frozenset()) -> str:

@@ -92,7 +92,7 @@ def export_panel(trace, fig, name: str, run_name: str, title: str = "") -> None:
             cols[1].download_button("SVG (this view)", lambda: exports.image(fig, "svg", title=title), f"{name}.svg",
                                     "image/svg+xml", key="dl_svg", on_click="ignore")
         else:
-            cols[0].info("PNG/SVG need Chrome or Chromium on the server; use the camera icon on a chart.")
+            cols[0].info("PNG/SVG need Chrome or Chromium on the server; use the download button above a chart.")
         cols[2].download_button("HTML report", lambda: exports.html_report(trace), f"{run_name}.html", "text/html",
                                 key="dl_html", on_click="ignore")
         cols[3].download_button("CSV (long)", lambda: exports.csv_bytes(trace), f"{run_name}.csv", "text/csv",
