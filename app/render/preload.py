@@ -1,10 +1,11 @@
 """Start fetching and evaluating the browser's heaviest chunks as soon as a page opens.
 
-Streamlit's front end loads each element's code the first time such an element arrives: the plotly chart's
-chunk alone is 4.7 MB (ECharts' 1.2 MB), requested only when the page's first chart is drawn, then fetched,
-compiled and run before anything is shown (plotly's, measured in Chromium on a warm server: requested ~0.3 s
-after the first message, drawn ~1.3 s after that). A page calls `preload` first thing, so the chunks it will need are imported while the
-rest of its script still runs; the front end's own import later finds the same module (same URL) ready.
+Streamlit's front end loads each element's code the first time such an element arrives: plotly's chart chunk
+alone is 4.7 MB (ECharts' 1.2 MB), requested only when the page's first chart is drawn, then fetched, compiled
+and run before anything is shown (plotly's, measured in Chromium on a warm server: requested ~0.3 s after the
+first message, drawn ~1.3 s after that). A page calls `preload` first thing, so the chunks it will need are
+imported while the rest of its script still runs; the front end's own import later finds the same module
+(same URL) ready.
 Nothing is shown: the container is hidden, and the script only imports modules Streamlit itself ships.
 """
 
