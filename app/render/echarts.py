@@ -25,8 +25,12 @@ from app.render import figures
 # px of the chart on a 1366 x 768 screen (Explore's left column): turns the label room into fractions of the
 # chart's width, so wider screens give the labels more room than they need, never less
 ASSUMED_WIDTH = 680
-TOOLTIP_WEIGHT = "query {@[1]}<br>key {@[0]}<br>weight {@[2]}"
-TOOLTIP_MASKED = "query {@[1]}<br>key {@[0]}<br>masked: this query may not see this key"
+# Cells carry positions, not labels ([key, query, weight]: a third of the bytes, and of the server's time to
+# write them); the tooltip names the positions, which start every axis label, and the hovered row and column
+# light up with their full labels (axisPointer).
+TOOLTIP_WEIGHT = "query {@[1]} · key {@[0]}<br>weight {@[2]}"
+TOOLTIP_MASKED = "query {@[1]} · key {@[0]}<br>masked: this query may not see this key"
+POINTER = dict(show=True, type="shadow", triggerTooltip=False, label=dict(show=True, fontSize=11))
 SVG_CELLS = 20_000  # up to this many cells the chart is drawn as SVG (crisp, its text readable by tests and
 # screen tools); above, on a canvas, which draws tens of thousands of cells faster
 SYMBOLS = {"circle": "circle", "square-open": "rect", "diamond-open": "diamond"}  # plotly -> ECharts
@@ -43,11 +47,12 @@ def _text_px(labels: list[str], size: float) -> float:
     return 0.6 * size * max((len(s) for s in labels), default=4)
 
 
-def _cells(z: np.ndarray, x: list[str], y: list[str], digits: int = 3) -> list[list]:
-    """[[key label, query label, weight], ...] for every cell that is not NaN (masked cells are NaN)."""
+def _cells(z: np.ndarray, digits: int = 3) -> list[list]:
+    """[[key position, query position, weight], ...] for every cell that is not NaN (masked cells are NaN)."""
     z = np.asarray(z, dtype=np.float64)
     rows, cols = np.nonzero(~np.isnan(z))
-    return [[x[c], y[r], round(float(z[r, c]), digits)] for r, c in zip(rows.tolist(), cols.tolist())]
+    values = np.round(z[rows, cols], digits).tolist()
+    return [[c, r, v] for r, c, v in zip(rows.tolist(), cols.tolist(), values)]
 
 
 def describe(title: str, n_panels: int, q_labels: list[str], k_labels: list[str]) -> str:
@@ -117,14 +122,14 @@ def option(fig: go.Figure, fit_labels: bool = True) -> dict | None:
         x_font = min(x_font, max(7, int(0.8 * cell_px))) if fit_labels else x_font
         x_axes.append(dict(
             type="category", data=k_labels, gridIndex=i, position="bottom", splitLine=dict(show=False),
-            axisTick=dict(show=False), axisLine=dict(show=False),
+            axisTick=dict(show=False), axisLine=dict(show=False), axisPointer=POINTER,
             axisLabel=dict(show=bool(ax.get("showticklabels", True)), interval=0, rotate=55, fontSize=x_font,
                            color="#1f2933", fontFamily=family),
             **({"name": x_title, "nameLocation": "middle", "nameGap": bottom_px - title_size - 14,
                 "nameTextStyle": dict(fontSize=title_size)} if x_title else {})))
         y_axes.append(dict(
             type="category", data=q_labels, gridIndex=i, inverse=True, splitLine=dict(show=False),
-            axisTick=dict(show=False), axisLine=dict(show=False),
+            axisTick=dict(show=False), axisLine=dict(show=False), axisPointer=POINTER,
             axisLabel=dict(show=bool(ay.get("showticklabels", True)), interval=0, width=label_px - 10,
                            overflow="truncate", fontSize=ay.get("tickfont", {}).get("size", 12), color="#1f2933",
                            fontFamily=family),
@@ -133,17 +138,16 @@ def option(fig: go.Figure, fit_labels: bool = True) -> dict | None:
     weight_series = []
     for t in heatmaps:
         i = index[(t.xaxis or "x", t.yaxis or "y")]
-        x, y = [html.unescape(s) for s in t.x], [html.unescape(s) for s in t.y]
         if t.text is None:
             weight_series.append(len(series))
-            series.append(dict(type="heatmap", xAxisIndex=i, yAxisIndex=i, data=_cells(t.z, x, y),
+            series.append(dict(type="heatmap", xAxisIndex=i, yAxisIndex=i, data=_cells(t.z),
                                itemStyle=dict(borderColor="#ffffff", borderWidth=1),
                                emphasis=dict(itemStyle=dict(borderColor="#1f2933", borderWidth=1)),
                                tooltip=dict(formatter=TOOLTIP_WEIGHT)))
         else:
             glyph = (t.textfont.size if t.textfont is not None else None) or 10
             series.append(dict(type="heatmap", xAxisIndex=i, yAxisIndex=i,
-                               data=[[a, b, 1] for a, b, _ in _cells(t.z, x, y)],
+                               data=[[a, b, 1] for a, b, _ in _cells(t.z)],
                                itemStyle=dict(color=figures.MASK_COLOR, borderColor="#ffffff", borderWidth=1),
                                label=dict(show=True, formatter=figures.MASK_GLYPH, color="#8a8a8a", fontSize=glyph),
                                emphasis=dict(disabled=True), tooltip=dict(formatter=TOOLTIP_MASKED)))

@@ -68,8 +68,9 @@ def panels(spec: dict, masked: bool = False) -> list[np.ndarray]:
             continue
         keys, queries = spec["xAxis"][s["xAxisIndex"]]["data"], spec["yAxis"][s["yAxisIndex"]]["data"]
         z = np.full((len(queries), len(keys)), np.nan)
-        for key, query, value in s["data"]:
-            z[queries.index(query), keys.index(key)] = value
+        for key, query, value in s["data"]:  # positions (or labels, as the alignment marks give them)
+            z[query if isinstance(query, int) else queries.index(query), key if isinstance(key, int)
+              else keys.index(key)] = value
         out.append(z)
     return out
 
