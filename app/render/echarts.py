@@ -48,9 +48,10 @@ def _text_px(labels: list[str], size: float) -> float:
 
 
 def _cells(z: np.ndarray, digits: int = 3) -> list[list]:
-    """[[key position, query position, weight], ...] for every cell that is not NaN (masked cells are NaN)."""
+    """[[key position, query position, weight], ...] for every finite cell (masked cells are NaN; a model that
+    wrote inf or NaN gets a blank cell, as plotly draws it, not a chart that fails to serialise)."""
     z = np.asarray(z, dtype=np.float64)
-    rows, cols = np.nonzero(~np.isnan(z))
+    rows, cols = np.nonzero(np.isfinite(z))
     values = np.round(z[rows, cols], digits).tolist()
     return [[c, r, v] for r, c, v in zip(rows.tolist(), cols.tolist(), values)]
 

@@ -138,3 +138,12 @@ def test_alignment_matrix_marks_links_and_gold_above_the_weights():
     assert marks["sure gold"]["data"] == [["0 a", "0 x"]]
     dots = marks["predicted · sure gold (hit)"]
     assert dots["z"] > marks["sure gold"]["z"]  # a found link's dot is never hidden under its gold outline
+
+
+def test_cells_a_model_wrote_as_inf_or_nan_are_left_blank():
+    w = np.full((1, 1, 2, 3), 0.25)
+    w[0, 0, 0, 1], w[0, 0, 1, 2] = np.inf, np.nan
+    opt = echarts.option(figures.grid(w, figures.labels("ab"), figures.labels("xyz")))
+    json.dumps(opt, allow_nan=False)  # what the page sends must be plain JSON
+    z = panels(opt)[0]
+    assert np.isnan(z[0, 1]) and np.isnan(z[1, 2]) and z[0, 0] == 0.25
