@@ -35,7 +35,13 @@ SVG_CELLS = 20_000  # up to this many cells the chart is drawn as SVG (crisp, it
 # screen tools); above, on a canvas, which draws tens of thousands of cells faster
 SYMBOLS = {"circle": "circle", "square-open": "rect", "diamond-open": "diamond"}  # plotly -> ECharts
 DASHES = {"solid": "solid", "dash": "dashed", "dot": "dotted"}
+WIDER = (900, 1200)  # chart widths (px) from which key labels may grow again (a 1920 screen's chart: ~1100)
 STOPS = 11  # colours sampled from figures.COLORSCALE for ECharts' evenly spaced visualMap colours
+
+
+def fit(cell_px: float) -> int:
+    """A key label's font size that keeps rotated labels apart: ~0.8 of a cell's width, at least 7 px."""
+    return max(7, int(0.8 * cell_px))
 
 
 def _axis_key(ref: str, axis: str) -> str:
@@ -107,6 +113,7 @@ def option(fig: go.Figure, fit_labels: bool = True) -> dict | None:
         return f"{100 * f:.3f}%"
 
     grids, x_axes, y_axes, series = [], [], [], []
+    wider: list[list[int]] = []  # per key axis, its label font on each of the WIDER charts
     single = len(panels) == 1
     for i, (ax, ay) in enumerate(axes):
         x0, x1 = ax.get("domain", [0, 1])
@@ -119,8 +126,9 @@ def option(fig: go.Figure, fit_labels: bool = True) -> dict | None:
                               top=top_px + (1 - y1) * plot_h, height=(y1 - y0) * plot_h))
         # rotated key labels stay apart: a font no larger than ~0.8 of a cell's width on a 1366-wide screen
         cell_px = (grids[-1]["width"] if single else (x1 - x0) * plot_w * ASSUMED_WIDTH) / len(k_labels)
-        x_font = ax.get("tickfont", {}).get("size", 12)
-        x_font = min(x_font, max(7, int(0.8 * cell_px))) if fit_labels else x_font
+        given = ax.get("tickfont", {}).get("size", 12)
+        x_font = min(given, fit(cell_px)) if fit_labels else given
+        wider.append([min(given, fit(cell_px * w / ASSUMED_WIDTH)) if fit_labels else given for w in WIDER])
         x_axes.append(dict(
             type="category", data=k_labels, gridIndex=i, position="bottom", splitLine=dict(show=False),
             axisTick=dict(show=False), axisLine=dict(show=False), axisPointer=POINTER,
@@ -194,6 +202,9 @@ def option(fig: go.Figure, fit_labels: bool = True) -> dict | None:
         titles.append(dict(text=html.unescape(note["text"]), left=pct(left_f + note["x"] * plot_w),
                            top=top_px + (1 - note["y"]) * plot_h - size - 8, textAlign="center",
                            textStyle=dict(fontSize=size, fontWeight="normal", color="#52606d", fontFamily=family)))
+    grown = [dict(query=dict(minWidth=w), option=dict(xAxis=[
+        dict(axisLabel=dict(fontSize=sizes[k])) for sizes in wider] + [{} for _ in x_axes[len(wider):]]))
+        for k, w in enumerate(WIDER) if any(sizes[k] != a["axisLabel"]["fontSize"] for sizes, a in zip(wider, x_axes))]
     return dict(
         animation=False, textStyle=dict(fontFamily=family, fontSize=base), backgroundColor="#ffffff",
         title=titles, grid=grids, xAxis=x_axes, yAxis=y_axes, series=series,
@@ -205,7 +216,8 @@ def option(fig: go.Figure, fit_labels: bool = True) -> dict | None:
                        inRange=dict(color=[figures.colour_at(v) for v in np.linspace(0, 1, STOPS)])),
         **({"legend": dict(top=max(4.0, top_px - 56), left=pct(0.01), itemWidth=14, itemHeight=10, textStyle=dict(
             fontSize=11, color="#1f2933"), data=[t.name for t in marks])} if marks else {}),
-        aria=dict(enabled=True, label=dict(description=describe(title, len(panels), q_labels, k_labels))))
+        aria=dict(enabled=True, label=dict(description=describe(title, len(panels), q_labels, k_labels))),
+        **({"media": grown} if grown else {}))
 
 
 def renderer(opt: dict) -> str:

@@ -98,6 +98,12 @@ def test_crowded_key_labels_shrink_to_stay_apart():
     fitted = [a["axisLabel"]["fontSize"] for a in echarts.option(fig)["xAxis"]]
     kept = [a["axisLabel"]["fontSize"] for a in echarts.option(fig, fit_labels=False)["xAxis"]]
     assert all(f < given for f in fitted) and all(f >= 7 for f in fitted) and set(kept) == {given}
+    # wider charts (a 1920 screen) let them grow back, never past the figure's own size; presenter mode keeps it
+    grown = echarts.option(fig)["media"]
+    assert [m["query"]["minWidth"] for m in grown] == list(echarts.WIDER)
+    sizes = [[a["axisLabel"]["fontSize"] for a in m["option"]["xAxis"]] for m in grown]
+    assert all(f < w <= given for f, w in zip(fitted, sizes[0])) and all(w <= given for w in sizes[-1])
+    assert "media" not in echarts.option(fig, fit_labels=False)
 
 
 def test_small_charts_are_svg_large_ones_canvas():
