@@ -8,8 +8,8 @@ cells grey with the hatch glyph, the outlined row, panel titles, fonts and heigh
 drawing (words on two rows, a line per link styled by its kind) and the link marks on the word heatmap.
 No Streamlit here (STYLE.md rule 7); app/screens/charts.py puts the option on the page.
 
-`option` returns None for what it does not draw (panels drawn as images: grids above figures.IMAGE_CELLS);
-the page keeps plotly for those.
+`option` returns None for what it does not draw (panels drawn as images: grids above figures.IMAGE_CELLS) and for
+figures above MAX_CELLS; the page keeps plotly for those, whose binary arrays are smaller than ECharts' JSON.
 """
 
 from __future__ import annotations
@@ -31,6 +31,10 @@ ASSUMED_WIDTH = 680
 TOOLTIP_WEIGHT = "query {@[1]} · key {@[0]}<br>weight {@[2]}"
 TOOLTIP_MASKED = "query {@[1]} · key {@[0]}<br>masked: this query may not see this key"
 POINTER = dict(show=True, type="shadow", triggerTooltip=False, label=dict(show=True, fontSize=11))
+# Above this many cells the page keeps plotly: ECharts takes cells as JSON lists (~14 bytes a cell, ~1 us each to
+# build), plotly as float32 binary (~5 bytes): a 6 x 8-head grid over 64 tokens (196k cells) would be ~2.8 MB a
+# step instead of ~1 MB. Every shipped model's grid is far below (12 panels x 30 x 30 = 10.8k).
+MAX_CELLS = 50_000
 SVG_CELLS = 20_000  # up to this many cells the chart is drawn as SVG (crisp, its text readable by tests and
 # screen tools); above, on a canvas, which draws tens of thousands of cells faster
 SYMBOLS = {"circle": "circle", "square-open": "rect", "diamond-open": "diamond"}  # plotly -> ECharts
@@ -78,6 +82,8 @@ def option(fig: go.Figure, fit_labels: bool = True) -> dict | None:
     if kinds == {"scatter"} and fig.layout.xaxis.visible is False:
         return _links(fig)
     if not kinds <= {"heatmap", "scatter"} or "heatmap" not in kinds:
+        return None
+    if sum(np.size(t.z) for t in fig.data if t.type == "heatmap" and t.text is None) > MAX_CELLS:
         return None
     layout = fig.layout.to_plotly_json()
     font = layout.get("font", {})

@@ -106,12 +106,15 @@ def test_crowded_key_labels_shrink_to_stay_apart():
     assert "media" not in echarts.option(fig, fit_labels=False)
 
 
-def test_small_charts_are_svg_large_ones_canvas():
+def test_small_charts_are_svg_large_ones_canvas_and_the_largest_stay_plotly():
     small = echarts.option(figures.grid(np.full((1, 2, 3, 3), 1 / 3), figures.labels("abc"), figures.labels("xyz")))
     assert echarts.renderer(small) == "svg"
     n = int(np.sqrt(echarts.SVG_CELLS)) + 1
     big = echarts.option(figures.heatmap(np.full((n, n), 1 / n), figures.labels("a" * n), figures.labels("b" * n)))
     assert echarts.renderer(big) == "canvas"
+    n = int(np.sqrt(echarts.MAX_CELLS)) + 1
+    assert echarts.option(figures.heatmap(np.full((n, n), 1 / n), figures.labels("a" * n),
+                                          figures.labels("b" * n))) is None
 
 
 def test_alignment_links_drawing_keeps_every_link_word_and_style():
