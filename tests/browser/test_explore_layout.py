@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 
 from tests.browser import explore_browser as eb
 from tests.browser.explore_browser import open_page
-from tests.fixtures.browser import ATTENTION, CHROMIUM, LAUNCH_ARGS, ROW_SHOWN
+from tests.fixtures.browser import ATTENTION, CHROMIUM, IDLE, LAUNCH_ARGS, ROW_SHOWN
 
 pytestmark = [pytest.mark.browser]
 server = eb.shipped_server
@@ -59,11 +59,23 @@ def state_of(page) -> dict:
             "mode": page.locator("[data-testid='stSidebar'] label:has(input:checked)").first.inner_text()}
 
 
+def opened(page) -> None:
+    """Wait until LINK's page has finished its run and drawn its picture (its step text can come first, with the
+    source box still empty)."""
+    expect(page.locator(".st-key-source input, .st-key-source textarea")).to_have_value(
+        "the dog sat near the bank of the river .", timeout=60_000)
+    page.wait_for_function(f"() => (document.querySelector({ATTENTION!r}) || {{getAttribute: () => ''}})"
+                           ".getAttribute('aria-label').startsWith('Encoder self-attention · layer 2 · head 3')",
+                           timeout=60_000)
+    page.locator(IDLE).wait_for(timeout=60_000)
+
+
 def test_a_link_opens_its_state_and_copy_link_reproduces_it(server):
     from playwright.sync_api import sync_playwright
 
     with open_page(server, 1366, 768, LINK) as page:
         expect(page.get_by_text("Step 3 of", exact=False)).to_be_visible(timeout=30_000)
+        opened(page)
         first = state_of(page)
         assert first["source"] == "the dog sat near the bank of the river ."
         assert "Encoder self-attention · layer 2 · head 3" in first["title"], first
@@ -81,7 +93,7 @@ def test_a_link_opens_its_state_and_copy_link_reproduces_it(server):
             page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
             page.goto(link)
             expect(page.get_by_text("Step 3 of", exact=False)).to_be_visible(timeout=60_000)
-            page.locator(ATTENTION).wait_for(timeout=60_000)
+            opened(page)
             assert state_of(page) == first
         finally:
             browser.close()
