@@ -20,15 +20,14 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from model.builtin.checkpoint import load_checkpoint, save_checkpoint  # noqa: E402
-from tests.fixtures.browser import CHROMIUM, IDLE, LAUNCH_ARGS, free_port, serve  # noqa: E402
+from tests.fixtures.browser import ATTENTION, CHROMIUM, IDLE, LAUNCH_ARGS, free_port, serve  # noqa: E402
 
 LONG_SOURCE = " ".join(["the black cat sat on the mat near the bank of the river ."] * 30)[:1990]
 
 # Remember the chart before an action; afterwards it is drawn when it is new, its panels are there and its last
 # row is outlined. Explore draws ECharts (app/render/echarts.py) and, for grids drawn as images, plotly: ECharts
 # says what it drew in its description (aria label: "48 panels, each ... Last query: 511 ... Keys: 0 <s>, ...").
-ECHARTS = "[data-testid=stEChartsChart]"
-CHART = f".st-key-attention .js-plotly-plot, .st-key-attention {ECHARTS}"
+CHART = f".st-key-attention .js-plotly-plot, {ATTENTION}"
 MARK = """() => { const gd = document.querySelector('.st-key-attention .js-plotly-plot');
     const ec = document.querySelector('.st-key-attention [data-testid=stEChartsChart]');
     window.lensBefore = gd ? gd.data : ec ? ec.getAttribute('aria-label') + ec.innerHTML.length : null; }"""

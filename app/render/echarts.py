@@ -200,8 +200,7 @@ def option(fig: go.Figure, fit_labels: bool = True) -> dict | None:
         titles.append(dict(text=html.unescape(title), left=pct(0.01), top=4,
                            textStyle=dict(fontSize=(layout.get("title", {}).get("font") or {}).get("size", base + 2),
                                           fontFamily=family, fontWeight="normal", color="#1f2933")))
-    bar_top = top_px
-    titles.append(dict(text="weight", right=8, top=bar_top, textStyle=dict(  # the colour bar's title
+    titles.append(dict(text="weight", right=8, top=top_px, textStyle=dict(  # the colour bar's title
         fontSize=bar_font + 1, fontWeight="normal", color="#1f2933", fontFamily=family)))
     for note in layout.get("annotations", []):  # panel names above each panel
         size = (note.get("font") or {}).get("size", 12)
@@ -216,8 +215,8 @@ def option(fig: go.Figure, fit_labels: bool = True) -> dict | None:
         title=titles, grid=grids, xAxis=x_axes, yAxis=y_axes, series=series,
         tooltip=dict(trigger="item", confine=True, textStyle=dict(fontSize=max(12, base - 1))),
         visualMap=dict(type="continuous", min=0.0, max=zmax, seriesIndex=weight_series, calculable=False,
-                       precision=2, right=14, top=bar_top + 22, itemWidth=12,
-                       itemHeight=max(50.0, min(bar_px, height - bar_top - 10) - 70),
+                       precision=2, right=14, top=top_px + 22, itemWidth=12,
+                       itemHeight=max(50.0, min(bar_px, height - top_px - 10) - 70),
                        text=[f"{zmax:.2g}", "0"], textGap=6, textStyle=dict(fontSize=bar_font, color="#1f2933"),
                        inRange=dict(color=[figures.colour_at(v) for v in np.linspace(0, 1, STOPS)])),
         **({"legend": dict(top=max(4.0, top_px - 56), left=pct(0.01), itemWidth=14, itemHeight=10, textStyle=dict(

@@ -9,10 +9,10 @@ import streamlit as st
 from app.render import echarts
 
 
-def draw(fig: go.Figure, key: str, fit_labels: bool = True, plotly_config: dict | None = None) -> None:
+def draw(fig: go.Figure, key: str, fit_labels: bool = True) -> None:
     drawn = echarts.option(fig, fit_labels=fit_labels)
     if drawn is None:  # e.g. panels drawn as images (very large grids)
-        st.plotly_chart(fig, key=key, theme=None, config=plotly_config or {"displaylogo": False})
+        st.plotly_chart(fig, key=key, theme=None, config={"displaylogo": False})
     else:
         st.echarts_chart(drawn, key=key, height=int(fig.layout.height or 450), theme=None,
                          renderer=echarts.renderer(drawn))
