@@ -70,7 +70,7 @@ def generate_structured(
     targets: dict[str, str] = {}  # every source ever realised -> its target: one source, one translation
 
     def accept(c: Clause, out: list[tuple[Example, Clause]], allowed: frozenset[Combo], shape: str = "") -> None:
-        if not admissible(c, pair) or shapes(c) != ({shape} if shape else set()):
+        if not admissible(c, pair) or shapes(c, pair) != ({shape} if shape else set()):
             return
         if combos(c) & (ALL_HELD_OUT - allowed):
             return
@@ -86,7 +86,7 @@ def generate_structured(
         out.append((ex, c))
 
     def fill(name: str, n: int, draw) -> None:
-        for _ in range(200 * n + 1000):
+        for _ in range(1000 * n + 1000):  # de-en combo-rel-obj (future only) needs over 200 a sentence
             if len(splits[name]) >= n:
                 return
             draw()

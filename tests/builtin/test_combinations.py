@@ -94,7 +94,7 @@ def test_every_combination_split_has_its_combination_with_valid_gold_links(corpo
         items = corpora[pair][f"combo-{shape}"]
         assert len(items) == 300
         for ex, c in items:
-            assert shapes(c) == {shape}, ex.source
+            assert shapes(c, pair) == {shape}, ex.source
             src, tgt = ex.source.split(), ex.target.split()
             assert src[-1] == tgt[-1] == "." and "." not in src[:-1] + tgt[:-1]
             links = [LINK.match(link).groups() for link in ex.gold.split()]
@@ -110,9 +110,25 @@ def test_every_combination_split_has_its_combination_with_valid_gold_links(corpo
 @pytest.mark.parametrize("pair", PAIRS)
 def test_held_out_combinations_never_reach_train_valid_or_test(corpora, pair):
     for split in SPLITS:
-        assert not any(shapes(c) for _, c in corpora[pair][split]), split
+        assert not any(shapes(c, pair) for _, c in corpora[pair][split]), split
     held = {ex.source for shape in SHAPES for ex, _ in corpora[pair][f"combo-{shape}"]}
     assert not held & {ex.source for split in SPLITS for ex, _ in corpora[pair][split]}
+
+
+def test_de_en_holds_out_only_future_relatives_in_because_clauses(corpora):
+    """de-en trains subject relatives on `weil` subjects and object relatives on `weil` objects in the present
+    and past (so a relative's type is not given away by its position there) and holds out the future ones;
+    en-fr holds out all of them."""
+    for shape, on_object in (("rel-because", False), ("rel-obj", True)):
+        def tenses(c: Clause, on_object=on_object) -> list[str]:
+            return [a.rel.tense for a in relatives(c) if a.host is not c and a.on_object == on_object
+                    and a.rel.kind == ("object" if on_object else "subject")]
+
+        de = Counter(t for _, c in corpora["de-en"]["train"] for t in tenses(c))
+        assert de["future"] == 0 and de["present"] >= 20 and de["past"] >= 20, (shape, de)
+        assert not any(tenses(c) for _, c in corpora["en-fr"]["train"]), shape
+        assert all(set(tenses(c)) == {"future"} for _, c in corpora["de-en"][f"combo-{shape}"]), shape
+        assert all(tenses(c) for _, c in corpora["en-fr"][f"combo-{shape}"]), shape
 
 
 _NOUNS = """cat dog mouse bird horse child girl man woman teacher doctor king queen friend house garden river
