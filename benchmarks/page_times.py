@@ -5,7 +5,10 @@
 - explore_reload_s: median of --n reloads of one tab (the browser has the app's scripts cached);
 - broken_first_s / broken_again_s: Leakage lab, click "Broken models", until the page is idle with every
   chart drawn (the first open on this server, then once more in a new page);
-- alignment_first_s / alignment_again_s: the Alignment page opened by URL, until idle with every chart drawn.
+- alignment_first_s / alignment_again_s: the Alignment page opened by URL, until idle with every chart drawn
+  (the first open on this server, then the median of --n more, each in a new browser context).
+
+--only explore|broken|alignment times one page only (its first open still comes first).
 
 "Idle" is Streamlit's own marker (data-test-script-state=notRunning) with no spinner left; a chart is drawn when
 plotly has laid it out. --tree serves another checkout (e.g. a git worktree of an earlier commit) for a side by
@@ -91,6 +94,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=5, help="warm Explore page loads")
     parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose app is served")
+    parser.add_argument("--only", choices=["explore", "broken", "alignment"], help="time this page only")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -101,15 +105,21 @@ def main() -> None:
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-            out["explore_first_s"] = round(explore(browser, url)[0], 2)
-            warm = [explore(browser, url)[0] for _ in range(args.n)]
-            out.update(explore_warm_s=round(statistics.median(warm), 2), explore_warm_max_s=round(max(warm), 2))
-            again = explore(browser, url, reloads=args.n)[1:]
-            out.update(explore_reload_s=round(statistics.median(again), 2), explore_reload_max_s=round(max(again), 2))
-            out["broken_first_s"] = round(settled_page(browser, url + "/Leakage_lab", "Broken models", BROKEN), 2)
-            out["broken_again_s"] = round(settled_page(browser, url + "/Leakage_lab", "Broken models", BROKEN), 2)
-            out["alignment_first_s"] = round(settled_page(browser, url + "/Alignment"), 2)
-            out["alignment_again_s"] = round(settled_page(browser, url + "/Alignment"), 2)
+            if args.only in (None, "explore"):
+                out["explore_first_s"] = round(explore(browser, url)[0], 2)
+                warm = [explore(browser, url)[0] for _ in range(args.n)]
+                out.update(explore_warm_s=round(statistics.median(warm), 2), explore_warm_max_s=round(max(warm), 2))
+                again = explore(browser, url, reloads=args.n)[1:]
+                out.update(explore_reload_s=round(statistics.median(again), 2),
+                           explore_reload_max_s=round(max(again), 2))
+            if args.only in (None, "broken"):
+                out["broken_first_s"] = round(settled_page(browser, url + "/Leakage_lab", "Broken models", BROKEN), 2)
+                out["broken_again_s"] = round(settled_page(browser, url + "/Leakage_lab", "Broken models", BROKEN), 2)
+            if args.only in (None, "alignment"):
+                out["alignment_first_s"] = round(settled_page(browser, url + "/Alignment"), 2)
+                again = [settled_page(browser, url + "/Alignment") for _ in range(args.n)]
+                out.update(alignment_again_s=round(statistics.median(again), 2),
+                           alignment_again_max_s=round(max(again), 2))
             browser.close()
     finally:
         proc.terminate()
