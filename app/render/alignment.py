@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 
 from app.render import figures
@@ -155,3 +156,23 @@ def head_aer_html(aer: np.ndarray, title: str = "") -> str:
         out.append(f"<tr><th class='row'>layer {li + 1}</th>{''.join(cells)}</tr>")
     out.append("</table>")
     return "".join(out)
+
+
+RANK_CSS = """
+.lens-rank-box{overflow:auto;border:1px solid rgba(49,51,63,.1);border-radius:.5rem}
+.lens-rank{border-collapse:collapse;width:100%;font-size:.875rem;font-variant-numeric:tabular-nums}
+.lens-rank th,.lens-rank td{padding:.25rem .6rem;border-bottom:1px solid rgba(49,51,63,.1);text-align:left}
+.lens-rank thead th{position:sticky;top:0;background:#fff;color:#52606d;font-weight:500}
+"""
+
+
+def ranking_html(table: pd.DataFrame, height_px: int = 360, digits: int = 3) -> str:
+    """A table of methods and their scores as static HTML (pandas' `to_html`, text escaped) in a box that
+    scrolls past `height_px`; float columns right-aligned with `digits` decimals. Not `st.table` or
+    `st.dataframe`: those send Arrow data, and the browser loads ~0.9 MB of Arrow code to show it (issue 16)."""
+    numeric = [k for k, c in enumerate(table.columns) if pd.api.types.is_float_dtype(table[c])]
+    html = table.to_html(index=False, border=0, classes="lens-rank", escape=True, na_rep="–",
+                         formatters={table.columns[k]: (lambda v: f"{v:.{digits}f}") for k in numeric})
+    right = ",".join(f".lens-rank td:nth-child({k + 1}),.lens-rank th:nth-child({k + 1})" for k in numeric)
+    return (f"<style>{RANK_CSS}{right + '{text-align:right}' if right else ''}</style>"
+            f"<div class='lens-rank-box' style='max-height:{int(height_px)}px'>{html}</div>")

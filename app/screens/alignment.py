@@ -89,8 +89,8 @@ def method_ui(engine) -> al.Method:
     head = cols[2].selectbox("Head", range(engine.n_heads + 1), key=K_HEAD, disabled=layer == MEAN,
                              format_func=lambda i: "mean" if i == MEAN else str(i))
     extract = cols[3].selectbox("Extraction", list(EXTRACTS), key=K_EXTRACT, format_func=EXTRACTS.get)
-    tau = cols[4].select_slider("Threshold τ", list(al.SEARCH_THRESHOLDS), key=K_TAU,
-                                disabled=extract != "threshold")
+    tau = cols[4].selectbox("Threshold τ", list(al.SEARCH_THRESHOLDS), key=K_TAU,
+                            disabled=extract != "threshold")
     return al.Method(extract, reading, layer or None, (head or None) if layer else None, tau)
 
 
@@ -158,7 +158,7 @@ def table_view(model_key: str, engine, method: al.Method) -> None:
                 "use `python -m model align --model … --data FILE.tsv` with your own gold links.")
         return
     _init(K_N, al.CARD_HEADS_N)  # the default: the tally kept in the card (model.analysis.alignment.card)
-    n = st.slider("Sentences of the test split", 20, 500, step=20, key=K_N,
+    n = st.selectbox("Sentences of the test split", range(20, 501, 20), key=K_N,
                   help="The first N sentences of assets/data/" + data.name + "; more is slower but steadier.")
     try:
         table, scored, skipped = head_scores(model_key, str(data), n)
@@ -182,16 +182,14 @@ def table_view(model_key: str, engine, method: al.Method) -> None:
                 + (f" ({n - scored} skipped)" if scored < n else "") + f". Lowest AER of any method here: "
                 f"`{best['method']}` at **{best['AER']:.3f}** (chosen on these same sentences, so optimistic).")
     left, right = st.columns([2, 3], gap="large")
-    # a table of coloured cells and a static table: no chart or data grid to load and draw (page loads: #16)
-    left.container(key="align_head_grid").markdown(
-        af.head_aer_html(grid, title=f"AER per head · {method.extract} · {method.reading}"), unsafe_allow_html=True)
+    # plain HTML tables (st.html): no chart, data grid or Arrow table whose code the browser would load (#16)
+    left.container(key="align_head_grid").html(
+        af.head_aer_html(grid, title=f"AER per head · {method.extract} · {method.reading}"))
     _init(K_TABLE_SEL, "all")
     which = right.segmented_control("Rows", ["all", "heads", "layer means"], key=K_TABLE_SEL, required=True)
     shown = rows if which == "all" else heads if which == "heads" else rows[rows["head"].isna()]
-    shown = shown.sort_values("AER")[["matrix", "method", "AER", "precision", "recall"]]
-    right.container(key="align_table").table(
-        shown.style.format({"AER": "{:.3f}", "precision": "{:.3f}", "recall": "{:.3f}"}), hide_index=True,
-        height=360)
+    right.container(key="align_table").html(
+        af.ranking_html(shown.sort_values("AER")[["matrix", "method", "AER", "precision", "recall"]], height_px=360))
     st.caption(CAPTIONS["table"])
 
 

@@ -63,9 +63,16 @@ def test_page_loads_with_preset_gold(app):
     marks = {s["name"] for s in matrix["series"] if s["type"] == "scatter"}
     assert "sure gold" in marks and marks & {"predicted · sure gold (hit)", "predicted · not in gold"}
     assert not app.get("plotly_chart")  # the page loads no plotly code
-    grid = next(m.value for m in app.markdown if "class='lens-aer'" in m.value)  # HTML, not a chart
+    grid = next(h.value for h in app.html if "class='lens-aer'" in h.value)  # HTML, not a chart
     assert grid.count("<td ") == 2 * 4 and "AER per head" in grid  # the tiny model's 2 layers x 4 heads
-    assert not app.get("arrow_data_frame") and len(app.table[0].value) > 0
+    assert not app.get("arrow_data_frame") and not app.table  # no Arrow data: the browser loads no Arrow code
+    assert ranking_rows(app) > 2 * 4
+
+
+def ranking_rows(app) -> int:
+    """Rows of the page's ranking table (static HTML in the `align_table` container)."""
+    table = next(h.value for h in app.html if "lens-rank" in h.value and "<tbody>" in h.value)
+    return table.split("<tbody>")[1].count("<tr>")
 
 
 def test_changing_head_method_and_reading(app):
@@ -79,7 +86,7 @@ def test_changing_head_method_and_reading(app):
     assert "shift reading" in chart(app, "align_matrix")["title"][0]["text"]
     app.segmented_control(key="align_table_selectors").set_value("heads").run()
     assert not app.exception
-    assert len(app.table[0].value) == 2 * 4
+    assert ranking_rows(app) == 2 * 4
 
 
 def test_custom_sentence_with_bad_gold_warns(app):

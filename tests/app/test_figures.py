@@ -214,3 +214,18 @@ def test_head_aer_table_colours_low_aer_dark_and_marks_unscored_heads():
     assert "background:#08306b" in cells[4]  # AER 0: the scale's darkest colour
     with pytest.raises(ValueError, match="layers, heads"):
         af.head_aer_html(np.zeros(3))
+
+
+def test_ranking_table_is_escaped_html_with_numbers_right_aligned_and_scrolling():
+    import pandas as pd
+
+    from app.render import alignment as af
+
+    table = pd.DataFrame({"matrix": ["layer 1 · head <2>", "mean"], "method": ["argmax-plain-L1H2", "union-plain-mean"],
+                          "AER": [0.12345, float("nan")], "precision": [0.5, 0.25], "recall": [1.0, 0.0]})
+    out = af.ranking_html(table, height_px=300)
+    assert "max-height:300px" in out and "overflow:auto" in out
+    assert "layer 1 · head &lt;2&gt;" in out and "<2>" not in out  # text escaped
+    assert "<td>0.123</td>" in out and "<td>–</td>" in out and "<td>1.000</td>" in out
+    assert ".lens-rank td:nth-child(3)" in out and ".lens-rank td:nth-child(5)" in out  # AER .. recall
+    assert ".lens-rank td:nth-child(2)" not in out and out.split("<tbody>")[1].count("<tr>") == 2
