@@ -9,6 +9,7 @@ the method missed is drawn grey and dashed, a missed possible link is not drawn 
 
 from __future__ import annotations
 
+import html
 from collections.abc import Collection, Sequence
 
 import numpy as np
@@ -158,6 +159,22 @@ def head_aer_html(aer: np.ndarray, title: str = "") -> str:
     return "".join(out)
 
 
+SCORES_CSS = """
+.lens-scores{display:flex;gap:2.5rem;margin:.2rem 0 .4rem}
+.lens-scores div{display:flex;flex-direction:column}
+.lens-scores span{font-size:.875rem;color:#52606d}
+.lens-scores b{font-size:2rem;font-weight:400;line-height:1.25}
+"""
+
+
+def scores_html(scores: Sequence[tuple[str, str, str]]) -> str:
+    """Named figures shown large, side by side, each with its explanation as a tooltip: (label, value, help).
+    What `st.metric` shows, as plain HTML: the page then loads no metric code (issue 16)."""
+    cells = "".join(f"<div title='{html.escape(tip)}'><span>{html.escape(label)}</span>"
+                    f"<b>{html.escape(value)}</b></div>" for label, value, tip in scores)
+    return f"<style>{SCORES_CSS}</style><div class='lens-scores'>{cells}</div>"
+
+
 RANK_CSS = """
 .lens-rank-box{overflow:auto;border:1px solid rgba(49,51,63,.1);border-radius:.5rem}
 .lens-rank{border-collapse:collapse;width:100%;font-size:.875rem;font-variant-numeric:tabular-nums}
@@ -171,8 +188,8 @@ def ranking_html(table: pd.DataFrame, height_px: int = 360, digits: int = 3) -> 
     scrolls past `height_px`; float columns right-aligned with `digits` decimals. Not `st.table` or
     `st.dataframe`: those send Arrow data, and the browser loads ~0.9 MB of Arrow code to show it (issue 16)."""
     numeric = [k for k, c in enumerate(table.columns) if pd.api.types.is_float_dtype(table[c])]
-    html = table.to_html(index=False, border=0, classes="lens-rank", escape=True, na_rep="–",
+    body = table.to_html(index=False, border=0, classes="lens-rank", escape=True, na_rep="–",
                          formatters={table.columns[k]: (lambda v: f"{v:.{digits}f}") for k in numeric})
     right = ",".join(f".lens-rank td:nth-child({k + 1}),.lens-rank th:nth-child({k + 1})" for k in numeric)
     return (f"<style>{RANK_CSS}{right + '{text-align:right}' if right else ''}</style>"
-            f"<div class='lens-rank-box' style='max-height:{int(height_px)}px'>{html}</div>")
+            f"<div class='lens-rank-box' style='max-height:{int(height_px)}px'>{body}</div>")

@@ -130,15 +130,16 @@ def sentence_view(model_key: str, engine, source: str, target: str, gold_text: s
             st.warning(f"Gold links ignored: {state.text(exc)}")
     weights = wa.matrix(method.reading, method.layer, method.head)
     links = method.links(wa)
-    cols = st.columns([1, 1, 1, 3])
+    left, right = st.columns([3, 3], vertical_alignment="center")
     if sure is not None:
         r = al.scores(links, al.Gold(frozenset(sure), frozenset(possible)))
-        cols[0].metric("AER", f"{r['aer']:.2f}", help="Alignment error rate (Och & Ney 2003): 0 is perfect.")
-        cols[1].metric("Precision", f"{r['precision']:.0%}", help="Predicted links that are sure or possible gold.")
-        cols[2].metric("Recall", f"{r['recall']:.0%}", help="Sure gold links that were predicted.")
+        left.container(key="align_scores").html(af.scores_html([
+            ("AER", f"{r['aer']:.2f}", "Alignment error rate (Och & Ney 2003): 0 is perfect."),
+            ("Precision", f"{r['precision']:.0%}", "Predicted links that are sure or possible gold."),
+            ("Recall", f"{r['recall']:.0%}", "Sure gold links that were predicted.")]))
     else:
-        cols[0].caption("No gold links for this sentence: links only.")
-    cols[3].markdown(f"Method `{method.name}` · links `{al.format_pharaoh(links) or '(none)'}`")
+        left.caption("No gold links for this sentence: links only.")
+    right.markdown(f"Method `{method.name}` · links `{al.format_pharaoh(links) or '(none)'}`")
     fig = af.links_figure(src, tgt, links, sure, possible, weights=weights,
                           title=f"Links · {method.selector} · {method.reading} reading")
     charts.draw(fig, "align_links")
@@ -158,8 +159,8 @@ def table_view(model_key: str, engine, method: al.Method) -> None:
                 "use `python -m model align --model … --data FILE.tsv` with your own gold links.")
         return
     _init(K_N, al.CARD_HEADS_N)  # the default: the tally kept in the card (model.analysis.alignment.card)
-    n = st.selectbox("Sentences of the test split", range(20, 501, 20), key=K_N,
-                  help="The first N sentences of assets/data/" + data.name + "; more is slower but steadier.")
+    n = st.selectbox("Sentences of the test split", range(20, 501, 20), key=K_N, width=260,
+                      help="The first N sentences of assets/data/" + data.name + "; more is slower but steadier.")
     try:
         table, scored, skipped = head_scores(model_key, str(data), n)
     except ERRORS as exc:

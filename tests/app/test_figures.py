@@ -229,3 +229,12 @@ def test_ranking_table_is_escaped_html_with_numbers_right_aligned_and_scrolling(
     assert "<td>0.123</td>" in out and "<td>–</td>" in out and "<td>1.000</td>" in out
     assert ".lens-rank td:nth-child(3)" in out and ".lens-rank td:nth-child(5)" in out  # AER .. recall
     assert ".lens-rank td:nth-child(2)" not in out and out.split("<tbody>")[1].count("<tr>") == 2
+
+
+def test_scores_are_html_figures_with_tooltips_and_escaped_text():
+    from app.render import alignment as af
+
+    out = af.scores_html([("AER", "0.12", "0 is <best>"), ("Recall", "90%", "sure links found")])
+    assert out.count("<b>") == 2 and "<span>AER</span><b>0.12</b>" in out and "<b>90%</b>" in out
+    assert "title='0 is &lt;best&gt;'" in out and "<best>" not in out
+    assert "title='it&#x27;s'" in af.scores_html([("AER", "1", "it's")])  # quotes cannot end the attribute
