@@ -9,6 +9,7 @@ box is drawn (lazy element code loaded), the ranking table, the first chart elem
 and the page settled as in page_times.py. Prints one JSON line per tree: the medians and every settled time.
 
     .venv/bin/python benchmarks/page_ab.py /tmp/old-worktree . --n 10 --path Alignment
+    .venv/bin/python benchmarks/page_ab.py http://127.0.0.1:8501 . --path Alignment   # a running server (nginx)
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ def load(browser, url: str) -> dict[str, int]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("trees", nargs=2, type=Path, help="two checkouts (e.g. a git worktree of an earlier commit)")
+    parser.add_argument("trees", nargs=2, help="two checkouts (e.g. a git worktree of an earlier commit), or the "
+                                                "http:// address of a server already running")
     parser.add_argument("--n", type=int, default=10, help="counted loads per tree")
     parser.add_argument("--path", default="Alignment", help="page path ('' for Explore)")
     args = parser.parse_args()
@@ -70,8 +72,11 @@ def main() -> None:
     procs, urls = [], []
     try:
         for tree in args.trees:
+            if tree.startswith(("http://", "https://")):
+                urls.append(f"{tree.rstrip('/')}/{args.path}")
+                continue
             port = free_port()
-            procs.append(start(tree.resolve(), port))
+            procs.append(start(Path(tree).resolve(), port))
             urls.append(f"http://127.0.0.1:{port}/{args.path}")
         runs: list[list[dict[str, int]]] = [[], []]
         with sync_playwright() as p:
@@ -88,7 +93,7 @@ def main() -> None:
             proc.wait(timeout=15)
     for tree, loads in zip(args.trees, runs):
         keys = [k for k in loads[0] if all(k in r for r in loads)]
-        print(json.dumps({"tree": str(tree), "path": args.path, "n": len(loads),
+        print(json.dumps({"tree": tree, "path": args.path, "n": len(loads),
                           **{f"{k}_ms": statistics.median(r[k] for r in loads) for k in keys},
                           "settled_all_ms": [r["settled"] for r in loads]}))
 
