@@ -173,10 +173,10 @@ def shapes(c: Clause, pair: str) -> set[str]:
             found.add("neg-rel")
         if a.rel.kind == "subject" and a.rel.place is not None and a.on_object:
             found.add("place-rel")
-        future_only = pair != "de-en" or a.rel.tense == "future"
-        if a.rel.kind == "object" and a.on_object and in_because and future_only:
+        tense_held = pair != "de-en" or a.rel.tense == "future"  # de-en holds out only the future ones
+        if a.rel.kind == "object" and a.on_object and in_because and tense_held:
             found.add("rel-obj")
-        if a.rel.kind == "subject" and not a.on_object and in_because and future_only:
+        if a.rel.kind == "subject" and not a.on_object and in_because and tense_held:
             found.add("rel-because")
     return found
 

@@ -38,6 +38,6 @@ def test_cli_traces_german_words_outside_the_corpus(tmp_path):
                            "--text", "Ich liebe dich.", "--out", str(out)], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    pieces = json.loads(out.read_text(encoding="utf-8"))["source_tokens"]
-    assert "".join(pieces).replace("▁", " ").split()[:3] == ["ich", "liebe", "dich"]
-    assert len(pieces) > 4 + 1  # more pieces than the 4 words and </s>: the unknown words come in pieces
+    # the shipped de-en's vocabulary (retrained 2026-12-03) splits the words it does not know into pieces
+    assert json.loads(out.read_text(encoding="utf-8"))["source_tokens"] == [
+        "▁", "ich", "▁lie", "be", "▁d", "ich", "▁.", "</s>"]
