@@ -23,9 +23,9 @@ st.set_page_config(page_title="Attention Lens", page_icon=":material/search:", l
 page = st.navigation([st.Page(str(SCREENS / f"{module}.py"), title=title, icon=icon, default=not url,
                               **({"url_path": url} if url else {}))
                       for module, title, url, icon in PAGES])
-# Explore and Alignment draw their charts with ECharts (app/screens/charts.py), the other pages with plotly;
-# Leakage lab also draws data grids (app/render/preload.py)
-preload(*{"": [ECHARTS], "Alignment": [ECHARTS], "Leakage_lab": [PLOTLY, DATAFRAME]}.get(page.url_path, [PLOTLY]))
+# Explore draws its charts with ECharts (app/screens/charts.py), Alignment as SVG (no chart code to preload), the
+# other pages with plotly; Leakage lab also draws data grids (app/render/preload.py)
+preload(*{"": [ECHARTS], "Alignment": [], "Leakage_lab": [PLOTLY, DATAFRAME]}.get(page.url_path, [PLOTLY]))
 page.run()
 if not gc.get_freeze_count():  # once per process, after the first page run has imported torch, pandas, plotly:
     gc.collect()  # their ~250k objects leave the collector's reach, so the full collection Streamlit runs

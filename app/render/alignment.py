@@ -1,5 +1,6 @@
-"""Figure builders for the Alignment page: word lists, link sets and matrices in, plotly figures out.
-No Streamlit here (STYLE.md rule 7).
+"""The Alignment page's links and tables: how each link fares against the gold, and the head grid, method
+ranking and scores as HTML (the two drawings are SVG: app/render/alignment_svg.py). No Streamlit here
+(STYLE.md rule 7).
 
 Links are (source word, target word), 0-based, as in Pharaoh files. Colours say how a link fares against
 the gold: a predicted link that is a sure gold link is a hit (green, solid), one that is only a possible
@@ -14,7 +15,6 @@ from collections.abc import Collection, Sequence
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
 from app.render import figures
 
@@ -40,81 +40,11 @@ def classify(predicted: Collection[Link], sure: Collection[Link] | None,
             "false": sorted(predicted - possible), "missed": sorted(sure - predicted)}
 
 
-def _check(source_words: Sequence[str], target_words: Sequence[str], links: Collection[Link]) -> None:
+def check_links(source_words: Sequence[str], target_words: Sequence[str], links: Collection[Link]) -> None:
     bad = [(i, j) for i, j in links if not (0 <= i < len(source_words) and 0 <= j < len(target_words))]
     if bad:
         raise ValueError(f"link {bad[0][0]}-{bad[0][1]} is outside {len(source_words)} source and "
                          f"{len(target_words)} target words")
-
-
-def links_figure(source_words: Sequence[str], target_words: Sequence[str], predicted: Collection[Link],
-                 sure: Collection[Link] | None = None, possible: Collection[Link] | None = None,
-                 weights: np.ndarray | None = None, title: str = "") -> go.Figure:
-    """Source words on the top row, target words on the bottom row, a line per link. weights (m, n) [target,
-    source], if given, set each predicted line's width (and its hover text)."""
-    groups = classify(predicted, sure, possible)
-    _check(source_words, target_words, [link for g in groups.values() for link in g])
-    n, m = len(source_words), len(target_words)
-    width = max(n, m, 1)
-    xs = np.arange(n) * (width - 1) / max(n - 1, 1) if n > 1 else np.array([(width - 1) / 2])
-    xt = np.arange(m) * (width - 1) / max(m - 1, 1) if m > 1 else np.array([(width - 1) / 2])
-    fig = go.Figure()
-    for kind, links in groups.items():
-        colour, dash, label = STYLES[kind]
-        for k, (i, j) in enumerate(links):
-            w = float(weights[j, i]) if weights is not None else None
-            line_w = 1.5 if kind == "missed" or w is None else 1.5 + 4.5 * min(max(w, 0.0), 1.0)
-            hover = f"{figures.escape(source_words[i])} ↔ {figures.escape(target_words[j])}<br>{label}"
-            if w is not None:
-                hover += f"<br>weight {w:.3f}"
-            fig.add_trace(go.Scatter(x=[xs[i], xt[j]], y=[1, 0], mode="lines", line=dict(color=colour, dash=dash,
-                                     width=line_w), name=label, legendgroup=kind, showlegend=k == 0,
-                                     hovertemplate=hover + "<extra></extra>"))
-    for y, xpos, words, side in ((1, xs, source_words, "source"), (0, xt, target_words, "target")):
-        fig.add_trace(go.Scatter(
-            x=xpos, y=[y] * len(words), mode="markers+text", text=[figures.escape(w) for w in words],
-            textposition="top center" if y == 1 else "bottom center", textfont=dict(size=14),
-            marker=dict(size=9, color="#1f2933"), showlegend=False,
-            customdata=list(range(len(words))),
-            hovertemplate=f"{side} word %{{customdata}}: %{{text}}<extra></extra>"))
-    fig.update_layout(title=dict(text=title, x=0.01, font=dict(size=15)) if title else None, font=figures.FONT,
-                      height=300, plot_bgcolor="#ffffff", margin=dict(l=10, r=10, t=50 if title else 20, b=10),
-                      xaxis=dict(visible=False, range=[-0.8, width - 0.2]),
-                      yaxis=dict(visible=False, range=[-0.45, 1.45]),
-                      legend=dict(orientation="h", yanchor="bottom", y=-0.12, x=0))
-    return fig
-
-
-def matrix_figure(weights: np.ndarray, source_words: Sequence[str], target_words: Sequence[str],
-                  predicted: Collection[Link], sure: Collection[Link] | None = None,
-                  possible: Collection[Link] | None = None, title: str = "") -> go.Figure:
-    """The word-level attention (m, n) [target, source] as a heatmap, predicted links as dots coloured like
-    the link drawing, sure gold links as open squares, possible ones as open diamonds."""
-    weights = np.asarray(weights)
-    m, n = len(target_words), len(source_words)
-    if weights.shape != (m, n):
-        raise ValueError(f"weights are {weights.shape} but there are {m} target and {n} source words")
-    xl, yl = figures.labels(source_words), figures.labels(target_words)
-    fig = figures.heatmap(weights, yl, xl, title=title, x_title="source word", y_title="target word")
-    groups = classify(predicted, sure, possible)
-    _check(source_words, target_words, [link for g in groups.values() for link in g])
-    for kind, links in groups.items():
-        if kind == "missed" or not links:
-            continue
-        colour, _, label = STYLES[kind]
-        fig.add_trace(go.Scatter(x=[xl[i] for i, _ in links], y=[yl[j] for _, j in links], mode="markers",
-                                 marker=dict(size=11, color=colour, line=dict(color="#ffffff", width=1.5)),
-                                 name=label, hoverinfo="skip"))
-    if sure is not None:
-        for links, symbol, label in ((sorted(sure), "square-open", "sure gold"),
-                                     (sorted(set(possible or ()) - set(sure)), "diamond-open", "possible gold")):
-            if links:
-                fig.add_trace(go.Scatter(x=[xl[i] for i, _ in links], y=[yl[j] for _, j in links], mode="markers",
-                                         marker=dict(size=22, symbol=symbol, color="#e8590c",
-                                                     line=dict(width=2.5)), name=label, hoverinfo="skip"))
-    fig.update_layout(legend=dict(orientation="h", yanchor="bottom", y=1.02, x=0, font=dict(size=11)),
-                      margin=dict(l=10, r=10, t=110, b=10), height=fig.layout.height + 60)
-    return fig
 
 
 def _aer_colour(aer: float) -> tuple[str, str]:

@@ -1,11 +1,11 @@
-"""A figure built by `figures` or `alignment` (plotly) drawn as an Apache ECharts option, for the page.
+"""A figure built by `figures` (plotly) drawn as an Apache ECharts option, for the page.
 
 Why: the browser's plotly chunk is 4.7 MB, and a fresh page spent about a second fetching, compiling and
 running it before its first heatmap appeared; Streamlit's ECharts chunk is 1.2 MB (benchmarks/RESULTS.md,
 part 9). The plotly figure stays the one description of the picture (tests read it; PNG/SVG/HTML exports
 render it); this module reads it back and says the same thing to ECharts: the same cells, colour scale, masked
-cells grey with the hatch glyph, the outlined row, panel titles, fonts and height; on Alignment, the link
-drawing (words on two rows, a line per link styled by its kind) and the link marks on the word heatmap.
+cells grey with the hatch glyph, the outlined row, panel titles, fonts and height. (The Alignment page's
+drawings need no chart library at all: app/render/alignment_svg.py.)
 No Streamlit here (STYLE.md rule 7); app/screens/charts.py puts the option on the page.
 
 `option` returns None for what it does not draw (panels drawn as images: grids above figures.IMAGE_CELLS) and for
@@ -37,8 +37,6 @@ POINTER = dict(show=True, type="shadow", triggerTooltip=False, label=dict(show=T
 MAX_CELLS = 50_000
 SVG_CELLS = 20_000  # up to this many cells the chart is drawn as SVG (crisp, its text readable by tests and
 # screen tools); above, on a canvas, which draws tens of thousands of cells faster
-SYMBOLS = {"circle": "circle", "square-open": "rect", "diamond-open": "diamond"}  # plotly -> ECharts
-DASHES = {"solid": "solid", "dash": "dashed", "dot": "dotted"}
 WIDER = (900, 1200)  # chart widths (px) from which key labels may grow again (a 1920 screen's chart: ~1100)
 STOPS = 11  # colours sampled from figures.COLORSCALE for ECharts' evenly spaced visualMap colours
 
@@ -79,9 +77,7 @@ def option(fig: go.Figure, fit_labels: bool = True) -> dict | None:
     module does not draw. fit_labels: shrink key labels that would overlap (not in presenter mode, whose text
     keeps its size)."""
     kinds = {t.type for t in fig.data}
-    if kinds == {"scatter"} and fig.layout.xaxis.visible is False:
-        return _links(fig)
-    if not kinds <= {"heatmap", "scatter"} or "heatmap" not in kinds:
+    if kinds != {"heatmap"}:
         return None
     if sum(np.size(t.z) for t in fig.data if t.type == "heatmap" and t.text is None) > MAX_CELLS:
         return None
@@ -93,7 +89,6 @@ def option(fig: go.Figure, fit_labels: bool = True) -> dict | None:
     top_px = float(margin.get("t", 20))
     title = (layout.get("title") or {}).get("text") or ""
     heatmaps = [t for t in fig.data if t.type == "heatmap"]
-    marks = [t for t in fig.data if t.type == "scatter"]  # links marked on a word-level heatmap (Alignment)
     weights = [t for t in heatmaps if t.text is None]  # the mask overlay is the trace that carries the glyphs
     panels = sorted({(t.xaxis or "x", t.yaxis or "y") for t in heatmaps}, key=lambda p: int(p[0][1:] or 1))
     index = {p: i for i, p in enumerate(panels)}
@@ -166,18 +161,6 @@ def option(fig: go.Figure, fit_labels: bool = True) -> dict | None:
                                itemStyle=dict(color=figures.MASK_COLOR, borderColor="#ffffff", borderWidth=1),
                                label=dict(show=True, formatter=figures.MASK_GLYPH, color="#8a8a8a", fontSize=glyph),
                                emphasis=dict(disabled=True), tooltip=dict(formatter=TOOLTIP_MASKED)))
-    for t in marks:
-        marker = t.marker.to_plotly_json()
-        symbol = marker.get("symbol", "circle")
-        open_ = symbol.endswith("-open")  # an outline only (gold links), the cell's colour showing through
-        edge = marker.get("line") or {}
-        series.append(dict(
-            type="scatter", name=t.name, xAxisIndex=0, yAxisIndex=0, symbol=SYMBOLS.get(symbol, "circle"),
-            symbolSize=marker.get("size", 9), data=[[html.unescape(a), html.unescape(b)] for a, b in zip(t.x, t.y)],
-            silent=True, z=4 if open_ else 5,  # the predicted dots above the gold outlines
-            itemStyle=dict(color="rgba(0,0,0,0)" if open_ else marker.get("color"),
-                           borderColor=marker.get("color") if open_ else edge.get("color"),
-                           borderWidth=edge.get("width", 0))))
     for shape in layout.get("shapes", []):  # the outlined row, in each panel: a closed line on hidden value axes
         panel = next((p for p in panels if p[1] == shape.get("yref")), None)
         if panel is None:
@@ -219,8 +202,6 @@ def option(fig: go.Figure, fit_labels: bool = True) -> dict | None:
                        itemHeight=max(50.0, min(bar_px, height - top_px - 10) - 70),
                        text=[f"{zmax:.2g}", "0"], textGap=6, textStyle=dict(fontSize=bar_font, color="#1f2933"),
                        inRange=dict(color=[figures.colour_at(v) for v in np.linspace(0, 1, STOPS)])),
-        **({"legend": dict(top=max(4.0, top_px - 56), left=pct(0.01), itemWidth=14, itemHeight=10, textStyle=dict(
-            fontSize=11, color="#1f2933"), data=[t.name for t in marks])} if marks else {}),
         aria=dict(enabled=True, label=dict(description=describe(title, len(panels), q_labels, k_labels))),
         **({"media": grown} if grown else {}))
 
@@ -229,53 +210,3 @@ def renderer(opt: dict) -> str:
     """"svg" for a chart of up to SVG_CELLS cells, else "canvas"."""
     cells = sum(len(x["data"]) for x in opt["series"] if x["type"] == "heatmap")
     return "svg" if cells <= SVG_CELLS else "canvas"
-
-
-def _links(fig: go.Figure) -> dict:
-    """figures from alignment.links_figure: words on two rows (markers with text), a line per link."""
-    layout = fig.layout.to_plotly_json()
-    font = layout.get("font", {})
-    family = font.get("family", "sans-serif")
-    top_px = float(layout.get("margin", {}).get("t", 20))
-    title = (layout.get("title") or {}).get("text") or ""
-    x0, x1 = layout["xaxis"]["range"]
-    y0, y1 = layout["yaxis"]["range"]
-    series, names = [], []
-    for t in fig.data:
-        if t.mode == "lines":  # one link: its kind is its series (the legend), its weight its width
-            line = t.line.to_plotly_json()
-            tip = (t.hovertemplate or "").replace("<extra></extra>", "")
-            if t.name not in names:
-                names.append(t.name)
-            series.append(dict(type="line", name=t.name, data=[[float(a), float(b)] for a, b in zip(t.x, t.y)],
-                               symbol="none", z=2, tooltip=dict(formatter=tip), triggerLineEvent=True,
-                               lineStyle=dict(color=line.get("color"), width=line.get("width", 1.5),
-                                              type=DASHES.get(line.get("dash", "solid"), "solid")),
-                               itemStyle=dict(color=line.get("color")), emphasis=dict(focus="self")))
-        else:  # the words of one side, each a dot with its text above (source) or below (target)
-            side = "source" if "top" in (t.textposition or "") else "target"
-            series.append(dict(
-                type="scatter", symbolSize=t.marker.size or 9, z=3, itemStyle=dict(color=t.marker.color or "#1f2933"),
-                label=dict(show=True, formatter="{b}", position="top" if side == "source" else "bottom",
-                           fontSize=(t.textfont.size if t.textfont is not None else None) or 14, color="#1f2933",
-                           fontFamily=family),
-                data=[dict(name=html.unescape(w), value=[float(a), float(b)],
-                           tooltip=dict(formatter=f"{side} word {k}: {w}"))
-                      for k, (w, a, b) in enumerate(zip(t.text, t.x, t.y))]))
-    return dict(
-        animation=False, backgroundColor="#ffffff", textStyle=dict(fontFamily=family, fontSize=font.get("size", 13)),
-        title=[dict(text=html.unescape(title), left="1%", top=4, textStyle=dict(
-            fontSize=15, fontWeight="normal", color="#1f2933", fontFamily=family))] if title else [],
-        grid=dict(left=10, right=10, top=top_px, bottom=40),
-        xAxis=dict(type="value", min=x0, max=x1, show=False), yAxis=dict(type="value", min=y0, max=y1, show=False),
-        series=series, tooltip=dict(trigger="item", confine=True),
-        legend=dict(bottom=4, left="1%", data=names, itemWidth=22, textStyle=dict(fontSize=12, color="#1f2933")),
-        aria=dict(enabled=True, label=dict(description=_links_said(title, fig))))
-
-
-def _links_said(title: str, fig: go.Figure) -> str:
-    words = [t for t in fig.data if t.mode != "lines"]
-    links = [t for t in fig.data if t.mode == "lines"]
-    rows = "; ".join(f"{'source' if i == 0 else 'target'} words: {' '.join(html.unescape(w) for w in t.text)}"
-                     for i, t in enumerate(words))
-    return f"{html.unescape(title) or 'Links'}: {rows}; {len(links)} links drawn."

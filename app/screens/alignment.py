@@ -2,7 +2,7 @@
 against gold links; and a table ranking every head by its alignment error rate on the test split.
 
 Compute lives in model/analysis/alignment (merging pieces into words, readings, extraction, AER), figures in
-app/render/alignment.py; this file only lays them out.
+app/render/alignment.py and alignment_svg.py; this file only lays them out.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import streamlit as st
 
 from app import services, state
 from app.render import alignment as af
+from app.render import alignment_svg as svg
 from app.screens import charts
 from app.screens.alignment_upload import upload_view
 from app.services import CheckpointError, DecodeOptions, ModelInputError
@@ -140,14 +141,12 @@ def sentence_view(model_key: str, engine, source: str, target: str, gold_text: s
     else:
         left.caption("No gold links for this sentence: links only.")
     right.markdown(f"Method `{method.name}` · links `{al.format_pharaoh(links) or '(none)'}`")
-    fig = af.links_figure(src, tgt, links, sure, possible, weights=weights,
-                          title=f"Links · {method.selector} · {method.reading} reading")
-    charts.draw(fig, "align_links")
+    charts.svg(svg.links_svg(src, tgt, links, sure, possible, weights=weights,
+                             title=f"Links · {method.selector} · {method.reading} reading"), "align_links")
     st.caption(CAPTIONS["links"])
     if st.toggle("Show the word-level attention under the links", key=K_HEAT, value=True):
-        heat = af.matrix_figure(weights, src, tgt, links, sure, possible,
-                                title=f"Word-level cross-attention · {method.selector} · {method.reading} reading")
-        charts.draw(heat, "align_matrix")
+        charts.svg(svg.matrix_svg(weights, src, tgt, links, sure, possible, title=f"Word-level cross-attention · "
+                                  f"{method.selector} · {method.reading} reading"), "align_matrix")
         st.caption(CAPTIONS["matrix"])
 
 

@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from app import services, state
-from app.render import alignment as af
+from app.render import alignment_svg as svg
 from app.render.alignment_agreement import agreement_figure
 from app.screens import charts
 from app.services import alignment as al
@@ -98,10 +98,10 @@ def _sentence(report: al.UploadReport, method: al.Method, engine) -> None:
         r = al.scores(links, gold)
         st.caption(f"{m.name} on sentence {k + 1}: AER {r['aer']:.2f} · precision {r['precision']:.0%} · "
                    f"recall {r['recall']:.0%}")
-    charts.draw(af.links_figure(wa.source_words, wa.target_words, links, sure, possible,
-                                weights=wa.matrix(m.reading, layer, head),
-                                title=f"Sentence {k + 1} · layer {layer} · head {head} · {m.reading} reading"),
-                "align_upload_links")
+    charts.svg(svg.links_svg(wa.source_words, wa.target_words, links, sure, possible,
+                             weights=wa.matrix(m.reading, layer, head),
+                             title=f"Sentence {k + 1} · layer {layer} · head {head} · {m.reading} reading"),
+               "align_upload_links")
 
 
 def upload_view(model_key: str, engine, method: al.Method) -> None:

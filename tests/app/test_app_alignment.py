@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -10,8 +9,8 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from app import registry
-from tests.app.test_app import panels
 from tests.conftest import build_tiny_checkpoint
+from tests.fixtures.drawings import NS, drawings, texts
 
 APP = Path(__file__).resolve().parents[2] / "app"
 PAGE = str(APP / "screens" / "alignment.py")
@@ -39,31 +38,24 @@ def app(en_fr, monkeypatch) -> AppTest:
     return at.run()
 
 
-def chart(at: AppTest, key: str) -> dict:
-    """The ECharts option of the chart with this key (app/screens/charts.py draws the page's charts)."""
-    for c in at.get("echarts_chart"):
-        if c.proto.id.endswith(f"-{key}"):
-            return json.loads(c.proto.spec)
-    raise AssertionError(f"no ECharts chart with key {key!r}")
-
-
 def test_page_loads_with_preset_gold(app):
     assert not app.exception
     assert not app.error
-    links = chart(app, "align_links")
-    names = {t.get("name") for t in links["series"]}
-    assert names & {"predicted · sure gold (hit)", "predicted · not in gold", "sure gold link missed"}
-    assert set(links["legend"]["data"]) <= names
-    words = [s for s in links["series"] if s["type"] == "scatter"]  # the two rows of words, as the model split them
-    assert [[d["name"] for d in s["data"]] for s in words] == [["the", "cat", "sat", "."],
-                                                               ["le", "chat", "s'", "assit", "."]]
+    shown = drawings(app)
+    links = shown["align_links"]
+    kinds = {g.get("class") for g in links.iter(f"{NS}g") if (g.get("class") or "").startswith("link ")}
+    assert kinds & {"link hit", "link false", "link missed"}
+    words = [[texts(g)[0] for g in links.iter(f"{NS}g") if g.get("class") == f"word {side}"]
+             for side in ("source", "target")]
+    assert words == [["the", "cat", "sat", "."], ["le", "chat", "s'", "assit", "."]]  # as the model split them
     scores = next(h.value for h in app.html if "lens-scores" in h.value)  # HTML, not st.metric: no metric code
     assert [part.split("</span>")[0] for part in scores.split("<span>")[1:]] == ["AER", "Precision", "Recall"]
     assert not app.metric
-    matrix = chart(app, "align_matrix")
-    assert panels(matrix)[0].shape == (5, 4)  # target words x source words
-    marks = {s["name"] for s in matrix["series"] if s["type"] == "scatter"}
+    matrix = shown["align_matrix"]
+    assert len([r for r in matrix.iter(f"{NS}rect") if r.find(f"{NS}title") is not None]) == 5 * 4  # target x source
+    marks = set(texts(matrix))
     assert "sure gold" in marks and marks & {"predicted · sure gold (hit)", "predicted · not in gold"}
+    assert not app.get("echarts_chart")  # the page loads no chart library's code at all (issue 16)
     assert not app.get("plotly_chart")  # the page loads no plotly code
     grid = next(h.value for h in app.html if "class='lens-aer'" in h.value)  # HTML, not a chart
     assert grid.count("<td ") == 2 * 4 and "AER per head" in grid  # the tiny model's 2 layers x 4 heads
@@ -81,11 +73,11 @@ def test_changing_head_method_and_reading(app):
     app.selectbox(key="align_layer").set_value(2).run()
     app.selectbox(key="align_head").set_value(3).run()
     assert not app.exception and not app.error
-    assert "L2H3" in chart(app, "align_links")["title"][0]["text"]
+    assert "L2H3" in texts(drawings(app)["align_links"])[0]
     app.selectbox(key="align_extract").set_value("threshold").run()
     app.radio(key="align_reading").set_value("shift").run()
     assert not app.exception and not app.error
-    assert "shift reading" in chart(app, "align_matrix")["title"][0]["text"]
+    assert "shift reading" in texts(drawings(app)["align_matrix"])[0]
     app.segmented_control(key="align_table_selectors").set_value("heads").run()
     assert not app.exception
     assert ranking_rows(app) == 2 * 4
@@ -99,3 +91,14 @@ def test_custom_sentence_with_bad_gold_warns(app):
     assert any("Gold links ignored" in w.value for w in app.warning)
     app.text_input(key="target").set_value("").run()
     assert not app.exception and not app.error
+
+
+def test_typed_markup_is_drawn_as_text_and_cannot_end_the_drawing_script(app):
+    app.session_state["preset"] = "custom"
+    app.run()
+    app.text_input(key="target").set_value("le chat </script><img src=x onerror=alert(1)> 🐶 .").run()
+    assert not app.exception and not app.error
+    body = next(h.value for h in app.html if "data-chart='align_links'" in h.value)
+    assert body.count("</script>") == 1 and "<img" not in body  # the markup travels escaped inside the script
+    words = [texts(g)[0] for g in drawings(app)["align_links"].iter(f"{NS}g") if g.get("class") == "word target"]
+    assert "</script><img" in " ".join(words) and "🐶" in words

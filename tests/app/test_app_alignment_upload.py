@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 from app import registry
 from model.analysis.alignment import parse_tsv
 from tests.conftest import SOURCES, TARGETS, build_tiny_checkpoint
+from tests.fixtures.drawings import drawings, texts
 
 PAGE = str(Path(__file__).resolve().parents[2] / "app" / "screens" / "alignment.py")
 GOLD = ["0-0 1-1 2-2 3-3", "0-0 1-1 2-2 3-3 6-4", "0-0 1-1 2-2", "0-0 1-1 2-2 4-4", "0-0 1-1 3-2"]
@@ -48,10 +49,9 @@ def upload(at: AppTest, text: str, name: str = "mine.tsv") -> AppTest:
 
 
 def titles(at: AppTest) -> list[str]:
-    """The titles of the page's charts: plotly figures and ECharts options (app/screens/charts.py)."""
+    """The titles of the page's charts: plotly figures and SVG drawings (app/screens/charts.py)."""
     plotly = [json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "") for c in at.get("plotly_chart")]
-    echarts = [(json.loads(c.proto.spec)["title"] or [{}])[0].get("text", "") for c in at.get("echarts_chart")]
-    return plotly + echarts
+    return plotly + [texts(svg)[0] for svg in drawings(at).values()]
 
 
 def test_a_5_line_file_with_gold_ranks_the_heads_and_names_the_best(app):

@@ -117,38 +117,6 @@ def test_small_charts_are_svg_large_ones_canvas_and_the_largest_stay_plotly():
                                           figures.labels("b" * n))) is None
 
 
-def test_alignment_links_drawing_keeps_every_link_word_and_style():
-    from app.render import alignment as af
-
-    fig = af.links_figure(["the", "<cat>", "sat"], ["le", "chat"], {(0, 0), (1, 1)}, sure={(0, 0), (2, 1)},
-                          possible={(0, 0), (2, 1)}, weights=np.array([[0.9, 0.1, 0.0], [0.2, 0.7, 0.1]]), title="L")
-    opt = echarts.option(fig)
-    json.dumps(opt)
-    lines = [s for s in opt["series"] if s["type"] == "line"]
-    assert len(lines) == len([t for t in fig.data if t.mode == "lines"]) == 3  # hit, not in gold, missed
-    by_name = {s["name"]: s for s in lines}
-    assert by_name["sure gold link missed"]["lineStyle"]["type"] == "dotted"
-    assert by_name["predicted · sure gold (hit)"]["lineStyle"]["width"] == pytest.approx(1.5 + 4.5 * 0.9)
-    words = [[d["name"] for d in s["data"]] for s in opt["series"] if s["type"] == "scatter"]
-    assert words == [["the", "<cat>", "sat"], ["le", "chat"]]  # plain text: ECharts does not read HTML in labels
-    assert opt["legend"]["data"] == [s["name"] for s in lines]
-
-
-def test_alignment_matrix_marks_links_and_gold_above_the_weights():
-    from app.render import alignment as af
-
-    w = np.array([[0.9, 0.1], [0.2, 0.8]])
-    fig = af.matrix_figure(w, ["a", "b"], ["x", "y"], {(0, 0), (1, 1)}, sure={(0, 0)}, possible={(0, 0), (1, 1)})
-    opt = echarts.option(fig)
-    np.testing.assert_allclose(panels(opt)[0], w)
-    marks = {s["name"]: s for s in opt["series"] if s["type"] == "scatter"}
-    assert marks["sure gold"]["symbol"] == "rect" and marks["possible gold"]["symbol"] == "diamond"
-    assert marks["sure gold"]["itemStyle"]["color"] == "rgba(0,0,0,0)"  # an outline: the cell shows through
-    assert marks["sure gold"]["data"] == [["0 a", "0 x"]]
-    dots = marks["predicted · sure gold (hit)"]
-    assert dots["z"] > marks["sure gold"]["z"]  # a found link's dot is never hidden under its gold outline
-
-
 def test_cells_a_model_wrote_as_inf_or_nan_are_left_blank():
     w = np.full((1, 1, 2, 3), 0.25)
     w[0, 0, 0, 1], w[0, 0, 1, 2] = np.inf, np.nan
