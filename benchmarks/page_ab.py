@@ -32,7 +32,7 @@ PROBE = """() => new Promise(resolve => {
   const out = {}, mark = (k, ok) => { if (!(k in out) && ok) out[k] = Math.round(performance.now()); };
   const tick = () => {
     const app = document.querySelector('[data-testid=stApp]');
-    const charts = [...document.querySelectorAll('[data-testid=stEChartsChart], .js-plotly-plot')];
+    const charts = [...document.querySelectorAll('[data-testid=stEChartsChart], .js-plotly-plot, .lens-svg')];
     const drawn = c => !!c.querySelector('svg, canvas');
     mark('title', document.querySelector('h1'));
     mark('notRunning', app && app.getAttribute('data-test-script-state') === 'notRunning'
@@ -41,7 +41,8 @@ PROBE = """() => new Promise(resolve => {
     mark('table', document.querySelector('.lens-rank, [data-testid=stTable], [data-testid=stDataFrame]'));
     mark('chart_element', charts.length > 0);
     mark('charts_drawn', charts.length > 0 && charts.every(drawn));
-    if ('notRunning' in out && 'charts_drawn' in out) resolve(out); else requestAnimationFrame(tick);
+    if (('notRunning' in out && 'charts_drawn' in out) || performance.now() > 90000) resolve(out);  // never hang
+    else requestAnimationFrame(tick);
   };
   tick();
 })"""

@@ -35,13 +35,15 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.load_test import server_env, wait_healthy  # noqa: E402
 from tests.fixtures.browser import CHROMIUM, LAUNCH_ARGS, ROW_SHOWN, free_port  # noqa: E402
 
-# JS: the script has finished, no spinner is left, and every chart on the page is laid out (at least `least`).
+# JS: the script has finished, no spinner is left, and every chart on the page is laid out (at least `least`): a plotly
+# figure, an ECharts chart, or an SVG drawing (Alignment).
 SETTLED = """([least]) => {
     const app = document.querySelector('[data-testid=stApp]');
     if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
     if (document.querySelector('[data-testid=stSpinner]')) return false;
-    const charts = [...document.querySelectorAll('.js-plotly-plot, [data-testid=stEChartsChart]')];
+    const charts = [...document.querySelectorAll('.js-plotly-plot, [data-testid=stEChartsChart], .lens-svg')];
     return charts.length >= least && charts.every(gd => gd.classList.contains('js-plotly-plot') ? !!gd._fullLayout
+        : gd.classList.contains('lens-svg') ? !!gd.querySelector('svg')  // app/screens/charts.svg
         : gd.getAttribute('aria-busy') === 'false' && !!gd.querySelector('svg, canvas')); }"""
 TIMEOUT = 90_000
 BROKEN = "[data-testid=stDataFrame]"  # the view's last element, its test-split table (the only table on the page)

@@ -73,7 +73,9 @@ def links_svg(source_words: Sequence[str], target_words: Sequence[str], predicte
     n, m = len(source_words), len(target_words)
     slots = max(n, m, 1)
     longest = max((_text_px(w, 14) for w in [*source_words, *target_words]), default=0)
-    slot = max(56.0, min(120.0, longest + 16))
+    # a slot per word of the longer sentence, as wide as its longest word, within the width the page's figures
+    # are laid out for (a wider drawing would be shrunk to the column, its text with it)
+    slot = max(56.0, min(120.0, longest + 16, (figures.WIDTH - 20) / slots))
     tilt = longest + 8 > slot  # words wider than their slot: written at an angle so that they do not overlap
     width = max(560.0, slots * slot + 20)
     slot = (width - 20) / slots  # the words spread over the whole drawing
