@@ -26,7 +26,7 @@ EXTRACTS = {"argmax": "Argmax (best source word per target word)", "threshold": 
 MEAN = 0  # the "all layers" / "mean over heads" choice in the layer and head boxes
 K_READING, K_EXTRACT, K_TAU = "align_reading", "align_extract", "align_tau"
 K_LAYER, K_HEAD = "align_layer", "align_head"
-K_HEAT, K_GOLD, K_N, K_TABLE_SEL = "align_heatmap", "align_gold", "align_n", "align_table_selectors"
+K_GOLD, K_N, K_TABLE_SEL = "align_gold", "align_n", "align_table_selectors"
 ERRORS = (ModelInputError, CheckpointError, ValueError, OSError)
 
 CAPTIONS = {
@@ -77,8 +77,10 @@ def method_ui(engine) -> al.Method:
     _init(K_TAU, al.DEFAULT_THRESHOLD)
     _init(K_LAYER, MEAN)
     _init(K_HEAD, MEAN)
-    cols = st.columns([2.4, 1.3, 1.3, 2.2, 1.4], vertical_alignment="bottom")
-    reading = cols[0].radio("Reading of a decoder row", list(READINGS), key=K_READING, format_func=READINGS.get,
+    cols = st.columns([3, 1.1, 1.1, 2.2, 1.2], vertical_alignment="bottom")
+    # select boxes, not a radio or segmented control: each new kind of widget is more code a new visitor's
+    # browser loads before the page shows (issue 16)
+    reading = cols[0].selectbox("Reading of a decoder row", list(READINGS), key=K_READING, format_func=READINGS.get,
                             help="Chen et al. (2020): the attention at the step where a word is the decoder's "
                                  "input often aligns better than at the step that predicts it.")
     if st.session_state[K_LAYER] > engine.n_decoder_layers:
@@ -144,7 +146,7 @@ def sentence_view(model_key: str, engine, source: str, target: str, gold_text: s
     charts.svg(svg.links_svg(src, tgt, links, sure, possible, weights=weights,
                              title=f"Links · {method.selector} · {method.reading} reading"), "align_links")
     st.caption(CAPTIONS["links"])
-    if st.toggle("Show the word-level attention under the links", key=K_HEAT, value=True):
+    with st.expander("Word-level attention under the links", expanded=True):  # an expander's code is loaded already
         charts.svg(svg.matrix_svg(weights, src, tgt, links, sure, possible, title=f"Word-level cross-attention · "
                                   f"{method.selector} · {method.reading} reading"), "align_matrix")
         st.caption(CAPTIONS["matrix"])
@@ -186,7 +188,7 @@ def table_view(model_key: str, engine, method: al.Method) -> None:
     left.container(key="align_head_grid").html(
         af.head_aer_html(grid, title=f"AER per head · {method.extract} · {method.reading}"))
     _init(K_TABLE_SEL, "all")
-    which = right.segmented_control("Rows", ["all", "heads", "layer means"], key=K_TABLE_SEL, required=True)
+    which = right.selectbox("Rows", ["all", "heads", "layer means"], key=K_TABLE_SEL, width=260)
     shown = rows if which == "all" else heads if which == "heads" else rows[rows["head"].isna()]
     right.container(key="align_table").html(
         af.ranking_html(shown.sort_values("AER")[["matrix", "method", "AER", "precision", "recall"]], height_px=360))

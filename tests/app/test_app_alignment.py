@@ -56,6 +56,7 @@ def test_page_loads_with_preset_gold(app):
     marks = set(texts(matrix))
     assert "sure gold" in marks and marks & {"predicted · sure gold (hit)", "predicted · not in gold"}
     assert not app.get("echarts_chart")  # the page loads no chart library's code at all (issue 16)
+    assert not app.radio and not app.toggle and not app.get("button_group")  # nor radio, toggle, segmented code
     assert not app.get("plotly_chart")  # the page loads no plotly code
     grid = next(h.value for h in app.html if "class='lens-aer'" in h.value)  # HTML, not a chart
     assert grid.count("<td ") == 2 * 4 and "AER per head" in grid  # the tiny model's 2 layers x 4 heads
@@ -75,10 +76,10 @@ def test_changing_head_method_and_reading(app):
     assert not app.exception and not app.error
     assert "L2H3" in texts(drawings(app)["align_links"])[0]
     app.selectbox(key="align_extract").set_value("threshold").run()
-    app.radio(key="align_reading").set_value("shift").run()
+    app.selectbox(key="align_reading").set_value("shift").run()
     assert not app.exception and not app.error
     assert "shift reading" in texts(drawings(app)["align_matrix"])[0]
-    app.segmented_control(key="align_table_selectors").set_value("heads").run()
+    app.selectbox(key="align_table_selectors").set_value("heads").run()
     assert not app.exception
     assert ranking_rows(app) == 2 * 4
 
