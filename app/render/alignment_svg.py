@@ -36,10 +36,12 @@ def _text_px(text: str, size: float) -> float:
 
 
 def _svg(width: float, height: float, label: str, body: list[str]) -> str:
-    """The outer element: drawn at its own pixel size, shrunk (never stretched) to a narrower column."""
+    """The outer element: drawn at its own pixel size, shrunk (never stretched) to a narrower column, on white
+    (as the charts are: its dark text stays readable under a dark theme)."""
     w, h = int(round(width)), int(round(height))
     return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" width="{w}" height="{h}" '
-            f'style="max-width:100%;height:auto;font-family:{_e(FONT)}" role="img" aria-label="{_e(label)}">'
+            f'style="max-width:100%;height:auto;background:#ffffff;font-family:{_e(FONT)}" role="img" '
+            f'aria-label="{_e(label)}">'
             + "".join(body) + "</svg>")
 
 
