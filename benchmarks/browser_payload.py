@@ -74,6 +74,7 @@ def measure(folder: Path, rows: int, panels: int, timeout_s: float = 600) -> dic
     """Serve the app on `folder`, drive one run of `rows` decoder rows to its end; bytes and seconds per view."""
     import os
 
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import sync_playwright
 
     from app.render import figures
@@ -100,9 +101,17 @@ def measure(folder: Path, rows: int, panels: int, timeout_s: float = 600) -> dic
             page.locator(CHART).first.wait_for(timeout=timeout_s * 1000)
             # a long source (and a many-headed model) opens on one panel: switch to the grid once the page is idle
             # (a click during a rerun can land on a stale button and be lost), and wait until the grid is drawn
-            page.locator(IDLE).wait_for(timeout=timeout_s * 1000)
-            page.locator(".st-key-view").get_by_text("Grid", exact=True).click()
-            page.wait_for_function(GRID, arg=[panels], timeout=timeout_s * 1000)
+            for attempt in range(3):  # a click that still landed on a stale button is clicked again
+                page.locator(IDLE).wait_for(timeout=timeout_s * 1000)
+                page.locator(".st-key-view").get_by_text("Grid", exact=True).click()
+                try:
+                    page.wait_for_function(GRID, arg=[panels], timeout=timeout_s * 1000 / 3)
+                    break
+                except PlaywrightTimeout:
+                    print(f"browser_payload: the grid was not drawn after click {attempt + 1}", file=sys.stderr)
+                    if attempt == 2:
+                        page.screenshot(path=str(Path(folder) / "grid_not_drawn.png"))
+                        raise
             for view, key0, action in (
                     ("cross_attention", "", lambda: page.locator(".st-key-end button").click()),
                     ("decoder_self_attention", f"0 {bos}",
