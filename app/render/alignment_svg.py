@@ -25,6 +25,9 @@ FONT = "Inter, 'DejaVu Sans', Arial, sans-serif"
 INK, MUTED, GOLD, BLANK = "#1f2933", "#52606d", "#e8590c", "#f5f7fa"
 DASH = {"solid": None, "dash": "7 5", "dot": "2 4"}
 CHAR_PX = 0.56  # width of a character, in font sizes (an estimate: the server cannot measure text)
+# Above this many cells the word-level attention is one image (a pixel a cell, scaled up), not a rectangle with a
+# tooltip per cell: a 400 x 400-word paste would be 160,000 rectangles, ~22 MB of markup and ~5 s to write.
+IMAGE_CELLS = 20_000
 
 
 def _e(text: str) -> str:
@@ -169,22 +172,34 @@ def matrix_svg(weights: np.ndarray, source_words: Sequence[str], target_words: S
     height = y0 + grid_h + col_room + 30
     ident = "lens-scale"
     body = [_gradient(ident), _title(title)]
-    cells = []
-    for j in range(m):
-        for i in range(n):
-            v = float(weights[j, i])
-            ok = np.isfinite(v)  # a model can write inf or NaN: a blank cell that says so, not a colour
-            tip = (f"target {j} {target_words[j]} ← source {i} {source_words[i]}\n"
-                   + (f"weight {v:.3f}" if ok else f"weight {v} (not a number)"))
-            cells.append(f'<rect x="{x0 + i * cell:.1f}" y="{y0 + j * cell:.1f}" width="{cell - 1:.1f}" '
-                         f'height="{cell - 1:.1f}" fill="{figures.colour_at(v) if ok else BLANK}">'
-                         f"<title>{_e(tip)}</title></rect>")
-    body.append(f'<g class="cells">{"".join(cells)}</g>')
+    finite = np.isfinite(weights)  # a model can write inf or NaN: a blank cell that says so, not a colour
+    if m * n > IMAGE_CELLS:
+        uri = figures.png_uri(np.where(finite, weights, 0.0), finite, 1.0)  # non-finite cells grey
+        body.append(f'<image class="cells" x="{x0:.1f}" y="{y0:.1f}" width="{grid_w:.1f}" height="{grid_h:.1f}" '
+                    f'preserveAspectRatio="none" style="image-rendering:pixelated" href="{uri}">'
+                    f"<title>{m} x {n} cells, drawn as an image (above {IMAGE_CELLS:,} cells: no tooltip per "
+                    "cell)</title></image>")
+    else:
+        fills = figures.colours_at(np.where(finite, weights, 0.0))
+        cells = []
+        for j in range(m):
+            for i in range(n):
+                v, ok = float(weights[j, i]), bool(finite[j, i])
+                tip = (f"target {j} {target_words[j]} ← source {i} {source_words[i]}\n"
+                       + (f"weight {v:.3f}" if ok else f"weight {v} (not a number)"))
+                cells.append(f'<rect x="{x0 + i * cell:.1f}" y="{y0 + j * cell:.1f}" width="{cell - 1:.1f}" '
+                             f'height="{cell - 1:.1f}" fill="{fills[j * n + i] if ok else BLANK}">'
+                             f"<title>{_e(tip)}</title></rect>")
+        body.append(f'<g class="cells">{"".join(cells)}</g>')
+
+    def centre(i: int, j: int) -> tuple[float, float]:
+        return x0 + i * cell + (cell - 1) / 2, y0 + j * cell + (cell - 1) / 2
+
     marks = []
     for label, links in golds:
         half = cell * 0.32
         for i, j in links:
-            cx, cy = x0 + i * cell + (cell - 1) / 2, y0 + j * cell + (cell - 1) / 2
+            cx, cy = centre(i, j)
             shape = (f'<rect x="{cx - half:.1f}" y="{cy - half:.1f}" width="{2 * half:.1f}" height="{2 * half:.1f}"'
                      if label == "sure gold" else
                      f'<polygon points="{cx:.1f},{cy - half * 1.25:.1f} {cx + half * 1.25:.1f},{cy:.1f} '
@@ -193,7 +208,7 @@ def matrix_svg(weights: np.ndarray, source_words: Sequence[str], target_words: S
     for kind in kinds:
         colour = STYLES[kind][0]
         for i, j in groups[kind]:
-            cx, cy = x0 + i * cell + (cell - 1) / 2, y0 + j * cell + (cell - 1) / 2
+            cx, cy = centre(i, j)
             marks.append(f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{max(3.0, cell * 0.14):.1f}" fill="{colour}" '
                          f'stroke="#ffffff" stroke-width="1.5" pointer-events="none"/>')
     body.append("".join(marks))

@@ -106,8 +106,13 @@ def _rgb_at(f: np.ndarray) -> np.ndarray:
 
 def colour_at(v: float) -> str:
     """COLORSCALE's colour at v (clipped to 0-1) as `#rrggbb`: what a heatmap cell of weight v is drawn in."""
-    r, g, b = _rgb_at(np.array([min(max(float(v), 0.0), 1.0)]))[0]
-    return f"#{r:02x}{g:02x}{b:02x}"
+    return colours_at(np.array([float(v)]))[0]
+
+
+def colours_at(v: np.ndarray) -> list[str]:
+    """colour_at for many values at once (clipped to 0-1), in one pass over the scale: `#rrggbb` each."""
+    rgb = _rgb_at(np.clip(np.asarray(v, dtype=float).ravel(), 0.0, 1.0))
+    return [f"#{r:02x}{g:02x}{b:02x}" for r, g, b in rgb.tolist()]
 
 
 def _palette() -> list[int]:

@@ -68,6 +68,28 @@ def test_matrix_colours_each_cell_and_marks_links_above_gold_outlines():
     assert {"sure gold", "possible gold", "predicted · sure gold (hit)", "predicted · possible gold"} <= set(texts(el))
 
 
+def test_a_matrix_above_image_cells_is_one_image_with_its_marks_and_labels_still_drawn():
+    n = int(np.sqrt(svg.IMAGE_CELLS)) + 1
+    w = np.full((n, n), 0.5)
+    w[0, 0] = np.nan
+    words = [f"w{i}" for i in range(n)]
+    out = svg.matrix_svg(w, words, words, {(i, i) for i in range(n)}, sure={(0, 0)}, possible={(0, 0)})
+    el = ET.fromstring(out)
+    images = list(el.iter(f"{NS}image"))
+    assert len(images) == 1 and images[0].get("href").startswith("data:image/png;base64,")
+    assert not [r for r in el.iter(f"{NS}rect") if r.find(f"{NS}title") is not None]  # no rectangle per cell
+    assert len(out) < 1_000_000  # 160,000 cells took ~22 MB as rectangles
+    assert len([c for c in el.iter(f"{NS}circle") if c.get("pointer-events") == "none"]) == n  # every link dot
+    assert {f"{n - 1} w{n - 1}", "sure gold"} <= set(texts(el))
+    small = ET.fromstring(svg.matrix_svg(w[:3, :3], words[:3], words[:3], set()))
+    assert not list(small.iter(f"{NS}image"))
+
+
+def test_colours_at_is_colour_at_for_many_values():
+    v = np.array([[-1.0, 0.0, 0.15], [0.5, 0.99, 2.0]])
+    assert figures.colours_at(v) == [figures.colour_at(x) for x in v.ravel()]
+
+
 def test_bad_shapes_and_links_say_what_is_wrong():
     with pytest.raises(ValueError, match="weights are"):
         svg.matrix_svg(np.zeros((3, 3)), SRC, TGT, set())
