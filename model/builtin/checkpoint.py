@@ -4,6 +4,7 @@ train_log.csv. Loading reads tensors with safetensors and JSON with json: nothin
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from safetensors.torch import load_file, save_file
 from model.builtin.config import ModelConfig
 from model.builtin.tokenizer import SubwordTokenizer
 from model.builtin.transformer import Transformer
+from model.builtin.word_counts import WORDS_FILE, read_counts, write_counts
 from model.engine.errors import WEIGHTS, CheckpointError, refuse_pickles
 from model.engine.safety import check_layers, check_size, compare, module_shapes, read_header
 
@@ -30,6 +32,8 @@ class Checkpoint:
     target_tokenizer: SubwordTokenizer
     card: dict[str, Any]
     path: Path | None = None
+    # How often each source word occurred in training (WORDS_FILE); None for a checkpoint without the file.
+    source_counts: dict[str, int] | None = None
 
 
 def is_builtin_checkpoint(folder: Path) -> bool:
@@ -39,7 +43,8 @@ def is_builtin_checkpoint(folder: Path) -> bool:
 
 
 def save_checkpoint(folder: Path, model: Transformer, src_tok: SubwordTokenizer, tgt_tok: SubwordTokenizer,
-                    card: dict[str, Any], dtype: torch.dtype = torch.float32) -> None:
+                    card: dict[str, Any], dtype: torch.dtype = torch.float32,
+                    source_counts: Counter[str] | None = None) -> None:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     model.cfg.to_json(folder / CONFIG)
@@ -48,6 +53,8 @@ def save_checkpoint(folder: Path, model: Transformer, src_tok: SubwordTokenizer,
     src_tok.save(folder / SOURCE_SPM)
     tgt_tok.save(folder / TARGET_SPM)
     (folder / CARD).write_text(json.dumps(card, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+    if source_counts is not None:
+        write_counts(folder / WORDS_FILE, source_counts)
 
 
 def check_weights(folder: Path, cfg: ModelConfig) -> None:
@@ -100,4 +107,10 @@ def load_checkpoint(folder: Path) -> Checkpoint:
             raise CheckpointError(f"{folder / CARD} is not valid JSON ({exc})") from exc
         if not isinstance(card, dict):
             raise CheckpointError(f"{folder / CARD} must hold a JSON object, not {type(card).__name__}")
-    return Checkpoint(cfg, model, src_tok, tgt_tok, card, folder)
+    counts = None
+    if (folder / WORDS_FILE).is_file():
+        try:
+            counts = read_counts(folder / WORDS_FILE)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise CheckpointError(f"{folder / WORDS_FILE} is not a word list ({exc})") from exc
+    return Checkpoint(cfg, model, src_tok, tgt_tok, card, folder, counts)

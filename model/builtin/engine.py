@@ -13,9 +13,11 @@ from model.builtin.contributions import contribution_parts, parts_of
 from model.builtin.normalise import normalise
 from model.builtin.transformer import Encoded, Transformer
 from model.builtin.vocabulary import lexicon, unknown_words
+from model.builtin.word_counts import words_of
 from model.engine.contract import Engine
 from model.engine.masks import causal_mask
 from model.engine.runs import ContributionParts, DecodeOptions, RawRun, Stepper
+from model.engine.text import MAX_INPUT_CHARS, clean
 
 
 class BuiltinStepper(Stepper):
@@ -54,6 +56,9 @@ class BuiltinStepper(Stepper):
         return parts_of(self.model, enc, out, self.head_keep, 0, n, dec.shape[1])
 
 
+RARE_COUNT = 3  # a typed word seen fewer times than this in training is named in the notice
+
+
 class BuiltinEngine(Engine):
     family = "builtin"
     switch_notes: dict[str, str] = {}  # both switches work: nothing to explain
@@ -73,6 +78,8 @@ class BuiltinEngine(Engine):
         self._source, self._target = ckpt.source_tokenizer, ckpt.target_tokenizer
         self._src_words = frozenset(self._source.words())
         self._tgt_words = frozenset(self._target.words())
+        # A model trained on text as people type it (card "text": "raw") reads it as typed: only cleaned.
+        self.raw_text = self.card.get("text") == "raw"
 
     @classmethod
     def load(cls, folder: Path) -> BuiltinEngine:
@@ -80,9 +87,13 @@ class BuiltinEngine(Engine):
 
     # ---- text ---------------------------------------------------------------------------------------------
     def normalise(self, text: str) -> str:
+        if self.raw_text:
+            return clean(text, MAX_INPUT_CHARS)
         return normalise(text, self._src_words, self._source_pieces)
 
     def normalise_target(self, text: str) -> str:
+        if self.raw_text:
+            return clean(text, MAX_INPUT_CHARS)
         return normalise(text, self._tgt_words, self._target_pieces)
 
     def _source_pieces(self, word: str) -> int:
@@ -119,8 +130,23 @@ class BuiltinEngine(Engine):
         return frozenset({self.piece(UNK_ID), self.source_piece(UNK_ID)})
 
     def unknown_words(self, normalised: str) -> list[str]:
-        """Words that are not one whole-word piece of the source vocabulary (model.builtin.vocabulary)."""
-        return unknown_words(normalised, self._known_words())
+        """Corpus conventions: words that are not one whole-word piece of the source vocabulary
+        (model.builtin.vocabulary). Typed text: words seen fewer than RARE_COUNT times in the training text
+        (its source_words.tsv); without that file, none can be named."""
+        if not self.raw_text:
+            return unknown_words(normalised, self._known_words())
+        counts = self.ckpt.source_counts
+        if counts is None:
+            return []
+        return list(dict.fromkeys(w for w in words_of(normalised) if counts.get(w.casefold(), 0) < RARE_COUNT))
+
+    def word_note(self, word: str) -> str:
+        counts = self.ckpt.source_counts
+        if not self.raw_text or counts is None:
+            return repr(word)
+        n = counts.get(word.casefold(), 0)
+        seen = "never seen in training" if n == 0 else f"seen {n} time{'s' * (n != 1)} in training"
+        return f"{word!r} ({seen}; read as {' '.join(self._source.encode(word).pieces)})"
 
     def _known_words(self) -> frozenset[str]:
         """Whole-word pieces; for a corpus pair, only those that are words of its lexicon (a 1000-piece BPE

@@ -80,17 +80,22 @@ class SubwordTokenizer:
         return out
 
 
-def train_tokenizer(sentences: Iterable[str], vocab_size: int) -> SubwordTokenizer:
+def train_tokenizer(sentences: Iterable[str], vocab_size: int, raw_text: bool = False) -> SubwordTokenizer:
     """Train a BPE SentencePiece model in memory. The vocabulary grows only as far as the text allows
     (hard_vocab_limit off), so a small corpus keeps every frequent word as one piece and the heatmaps show
     words; unseen words still fall back to smaller pieces. (SentencePiece's unigram trainer, asked for more
     pieces than a 100-word corpus supports, stops at about 110 pieces of two or three letters: measured.)"""
+    sentences = list(sentences)
+    # SentencePiece refuses a vocabulary smaller than the characters it must keep (plus 256 byte pieces
+    # with byte fallback and the 4 special pieces): a small request grows to that floor.
+    floor = len({ch for text in sentences for ch in text if not ch.isspace()}) + (256 if raw_text else 0) + 8
     buffer = io.BytesIO()
     spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(list(sentences)), model_writer=buffer, vocab_size=vocab_size,
+        sentence_iterator=iter(sentences), model_writer=buffer, vocab_size=max(vocab_size, floor),
         model_type="bpe", character_coverage=1.0, hard_vocab_limit=False,
-        normalization_rule_name="identity", pad_id=PAD_ID, unk_id=UNK_ID, bos_id=BOS_ID, eos_id=EOS_ID,
+        normalization_rule_name="nmt_nfkc" if raw_text else "identity",
+        pad_id=PAD_ID, unk_id=UNK_ID, bos_id=BOS_ID, eos_id=EOS_ID,
         pad_piece="<pad>", unk_piece="<unk>", bos_piece="<s>", eos_piece="</s>",
-        num_threads=2, minloglevel=2,
+        num_threads=2, minloglevel=2, byte_fallback=raw_text,
     )
     return SubwordTokenizer(buffer.getvalue(), name="trained tokenizer")

@@ -12,10 +12,11 @@ def load_rows(args: argparse.Namespace) -> tuple[dict, dict]:
     """The splits to train on, and what the card should say about them."""
     if args.data:
         from model.corpora import read_tsv
-        from model.training.train import split_examples
+        from model.corpora.grouped_split import split_by_sentence
 
         rows = [(e.source, e.target) for e in read_tsv(Path(args.data))]
-        return split_examples(rows, args.seed), {"pair": Path(args.data).stem, "data": str(args.data)}
+        name = Path(args.data).name.removesuffix(".gz").removesuffix(".tsv")
+        return split_by_sentence(rows, args.seed), {"pair": name, "data": str(args.data)}
     from model.corpora import generate
 
     splits = generate(args.pair, seed=args.corpus_seed, n_train=args.train_pairs)
@@ -28,9 +29,11 @@ def run(args: argparse.Namespace) -> int:
 
     tc = TrainConfig(variant=args.variant, steps=args.steps, batch_size=args.batch_size, lr=args.lr,
                      seed=args.seed, eval_every=args.eval_every, d_model=args.d_model, n_heads=args.heads,
-                     n_encoder_layers=args.layers, n_decoder_layers=args.layers, d_ff=4 * args.d_model,
+                     n_encoder_layers=args.layers, n_decoder_layers=args.layers, d_ff=args.d_ff or 4 * args.d_model,
+                     warmup=args.warmup, dropout=args.dropout, em_sample=args.valid_sample,
                      dtype=args.dtype, vocab_size=args.vocab_size, time_budget=60 * args.time_budget,
-                     threads=args.threads, ema=args.ema)
+                     threads=args.threads, ema=args.ema,
+                     raw_text=(args.text or ("raw" if args.data else "conventions")) == "raw")
     splits, meta = load_rows(args)
     card = train(splits, Path(args.out), tc, meta, progress=not args.quiet)
     print(json.dumps({"out": args.out, "test_metrics": card["test_metrics"], "train_seconds": card["train_seconds"]}),
@@ -52,6 +55,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--d-model", type=int, default=128)
     p.add_argument("--heads", type=int, default=4)
     p.add_argument("--layers", type=int, default=3)
+    p.add_argument("--d-ff", type=int, default=0, help="feed-forward width (0: 4 x d-model)")
+    p.add_argument("--dropout", type=float, default=0.1)
+    p.add_argument("--warmup", type=int, default=400, help="steps of linear learning-rate warm-up")
+    p.add_argument("--valid-sample", type=int, default=200,
+                   help="validation sentences decoded at each evaluation for the curve's exact match and chrF")
     p.add_argument("--vocab-size", type=int, default=1000)
     p.add_argument("--dtype", choices=("float16", "float32"), default="float16")
     p.add_argument("--seed", type=int, default=0)
@@ -65,5 +73,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ema", type=float, default=0.0, metavar="DECAY",
                    help="keep an exponential moving average of the weights with this decay (e.g. 0.999) and save "
                         "it instead of the last weights (0: off)")
+    p.add_argument("--text", choices=("raw", "conventions"), default=None,
+                   help="raw: the model reads and writes text as people type it (the default with --data); "
+                        "conventions: the corpus conventions of the built-in pairs, input normalised to them "
+                        "(the default with --pair)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -25,12 +26,14 @@ def write_tsv(examples: Iterable[Example], path: str | os.PathLike) -> None:
 
 
 def read_tsv(path: str | os.PathLike) -> list[Example]:
-    """Reads `source<TAB>target[<TAB>gold]` lines (gold "" when absent); blank lines are skipped.
+    """Reads `source<TAB>target[<TAB>gold]` lines (gold "" when absent); blank lines are skipped. A name
+    ending in `.gz` is read through gzip (the shipped Tatoeba files are compressed).
 
     Raises ValueError naming the line for a line without exactly 2 or 3 columns or with an empty side.
     """
     examples = []
-    with open(path, encoding="utf-8") as f:
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
         for number, line in enumerate(f, start=1):
             line = line.rstrip("\r\n")
             if not line.strip():

@@ -100,6 +100,11 @@ class Engine(ABC):
         decoding (a family's own rule; see the subclasses). Default: the family cannot tell, so none."""
         return []
 
+    def word_note(self, word: str) -> str:
+        """How a notice names a word that `unknown_words` returned. Default: the word, quoted; a family that
+        knows more (how often training saw it, the pieces it became) says so."""
+        return repr(word)
+
     def lexicon(self) -> dict[str, list[tuple[str, ...]]]:
         """The source words this model knows by part of speech ("nouns", "verbs", ...), each entry the forms
         of one word (a verb's present, past, infinitive); {} for a model without a word list (a Hugging Face
@@ -209,7 +214,7 @@ class Engine(ABC):
             raise ModelInputError("The source text is empty: type a sentence.")
         ids, pieces = self.encode_source(normalised)
         unknown = self.unknown_words(normalised)
-        warnings = [unknown_words_warning(unknown)] if unknown else []
+        warnings = [unknown_words_warning(unknown, [self.word_note(w) for w in unknown])] if unknown else []
         if len(ids) > self.max_source_tokens:
             warnings.append(f"The source has {len(ids)} tokens; this model reads at most {self.max_source_tokens}, "
                             f"so it was truncated to the first {self.max_source_tokens}.")

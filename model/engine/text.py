@@ -21,7 +21,9 @@ def clean(text: str, limit: int | None = None) -> str:
 UNKNOWN_WORDS = "Words this model does not know:"  # how the unknown-words warning starts (pages match on it)
 
 
-def unknown_words_warning(words: list[str]) -> str:
-    """The warning naming the source words outside a model's vocabulary."""
-    return (f"{UNKNOWN_WORDS} {', '.join(repr(w) for w in words)}. It never saw them in training, so it will "
-            f"translate them as confident nonsense; use the words it knows instead.")
+def unknown_words_warning(words: list[str], notes: list[str] | None = None) -> str:
+    """The warning naming the source words outside a model's vocabulary (each by its note when given: a model
+    trained on typed text says how often it saw the word and which pieces it became)."""
+    named = notes if notes is not None else [repr(w) for w in words]
+    return (f"{UNKNOWN_WORDS} {', '.join(named)}. It saw them rarely or never in training, so it may "
+            f"translate them as confident nonsense.")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import sacrebleu
 import torch
 from torch import nn
 from tqdm import tqdm
@@ -26,6 +27,7 @@ from model.builtin.config import ModelConfig
 from model.builtin.engine import BuiltinEngine
 from model.builtin.tokenizer import train_tokenizer
 from model.builtin.transformer import Transformer
+from model.builtin.word_counts import count_words
 from model.corpora import PAIRS
 from model.engine.masks import decoder_self_mask
 from model.training.evaluate import evaluate
@@ -56,6 +58,7 @@ class TrainConfig:
     threads: int = 1
     time_budget: float = 0.0  # seconds of training loop; stop after the step that spends it (0: no limit)
     ema: float = 0.0  # decay of an exponential moving average of the weights, validated and saved (0: off)
+    raw_text: bool = False  # text as people type it: no corpus-convention normalisation, an NFKC tokenizer
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -66,16 +69,6 @@ class TrainConfig:
             raise ValueError(f"ema must be in [0, 1), got {self.ema!r}")
         if self.dtype not in ("float16", "float32"):
             raise ValueError("dtype must be float16 or float32")
-
-
-def split_examples(rows: list[tuple[str, str]], seed: int) -> dict[str, list[tuple[str, str]]]:
-    """A user's TSV: 90 / 5 / 5 train / valid / test, deterministic for the seed."""
-    rows = list(rows)
-    random.Random(seed).shuffle(rows)
-    k = max(1, len(rows) // 20)
-    if len(rows) < 3:
-        raise ValueError(f"need at least 3 sentence pairs to train, got {len(rows)}")
-    return {"valid": rows[:k], "test": rows[k:2 * k], "train": rows[2 * k:]}
 
 
 def length_buckets(lengths: list[int], batch_size: int, rng: random.Random) -> list[list[int]]:
@@ -114,8 +107,8 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
     rng = random.Random(tc.seed)
     causal, shift = VARIANTS[tc.variant]
     train_rows, valid_rows = splits["train"], splits["valid"]
-    src_tok = train_tokenizer([s for s, _ in train_rows], tc.vocab_size)
-    tgt_tok = train_tokenizer([t for _, t in train_rows], tc.vocab_size)
+    src_tok = train_tokenizer([s for s, _ in train_rows], tc.vocab_size, tc.raw_text)
+    tgt_tok = train_tokenizer([t for _, t in train_rows], tc.vocab_size, tc.raw_text)
     cfg = ModelConfig(src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size, d_model=tc.d_model,
                       n_heads=tc.n_heads, n_encoder_layers=tc.n_encoder_layers, n_decoder_layers=tc.n_decoder_layers,
                       d_ff=tc.d_ff, dropout=tc.dropout, max_positions=tc.max_positions)
@@ -176,24 +169,27 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
             row = {"step": step + 1, "train_loss": round(running, 5), "seconds": round(time.perf_counter() - t0, 1)}
             _swap(params, shadow)
             row.update(_validate(model, valid_src, valid_lab, batch_loss, eval_loss_fn, cfg))
-            row["valid_exact_match"] = _exact_match(model, src_tok, tgt_tok, valid_rows[: tc.em_sample], cfg)
+            row.update(_free_running(model, src_tok, tgt_tok, valid_rows[: tc.em_sample], cfg))
             _swap(params, shadow)
             log_rows.append(row)
             _write_log(log_path, log_rows)
             bar.write(f"step {row['step']}: train loss {row['train_loss']:.3f}, valid tf-acc "
-                      f"{row['valid_tf_accuracy']:.4f}, valid exact match {row['valid_exact_match']:.3f}")
+                      f"{row['valid_tf_accuracy']:.4f}, valid exact match {row['valid_exact_match']:.3f}, "
+                      f"valid chrF {row['valid_chrf']:.1f}")
         if over:
             break
     steps_done = step + 1
     seconds = time.perf_counter() - t0
     _swap(params, shadow)  # the averaged weights are the model
     model.eval()
-    card = {**meta, "variant": tc.variant, "trained_causal": causal, "trained_shift": shift, "steps": steps_done,
+    card = {**meta, "text": "raw" if tc.raw_text else "conventions", "variant": tc.variant,
+            "trained_causal": causal, "trained_shift": shift, "steps": steps_done,
             "train_seconds": round(seconds, 1), "parameters": n_params, "seed": tc.seed,
             "train_config": {k: getattr(tc, k) for k in tc.__dataclass_fields__},
             "train_pairs": len(train_rows), "valid_pairs": len(valid_rows), "test_pairs": len(splits["test"])}
     dtype = torch.float16 if tc.dtype == "float16" else torch.float32
-    save_checkpoint(out, model, src_tok, tgt_tok, card, dtype=dtype)
+    counts = count_words(s for s, _ in train_rows) if tc.raw_text else None
+    save_checkpoint(out, model, src_tok, tgt_tok, card, dtype=dtype, source_counts=counts)
     # Metrics are measured on the checkpoint as saved (and reloaded), not on the in-memory weights.
     engine = BuiltinEngine(load_checkpoint(out))
     test = splits["test"]
@@ -211,7 +207,7 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
     if "data" not in card and card.get("pair") in PAIRS:  # a built-in corpus (a user's TSV: its file's name)
         card[CARD_SAMPLE] = card_sample(engine, card["pair"])
         card[CARD_HEADS] = card_heads(engine, sample_test_split(card["pair"], CARD_HEADS_N))
-    save_checkpoint(out, model, src_tok, tgt_tok, card, dtype=dtype)
+    save_checkpoint(out, model, src_tok, tgt_tok, card, dtype=dtype, source_counts=counts)
     return card
 
 
@@ -242,7 +238,8 @@ def _validate(model, srcs, labs, batch_loss, loss_fn, cfg) -> dict[str, float]:
 
 
 @torch.no_grad()
-def _exact_match(model, src_tok, tgt_tok, rows, cfg) -> float:
+def _free_running(model, src_tok, tgt_tok, rows, cfg) -> dict[str, float]:
+    """Greedy translations of a validation sample: exact match and chrF (sacrebleu), for the training curve."""
     from model.builtin.checkpoint import Checkpoint
 
     model.eval()
@@ -250,7 +247,10 @@ def _exact_match(model, src_tok, tgt_tok, rows, cfg) -> float:
     hyps = []
     for i in range(0, len(rows), 64):
         hyps.extend(engine.translate_batch([s for s, _ in rows[i:i + 64]]))
-    return round(sum(" ".join(h.split()) == " ".join(t.split()) for h, (_, t) in zip(hyps, rows)) / len(rows), 4)
+    hyps = [" ".join(h.split()) for h in hyps]
+    refs = [" ".join(t.split()) for _, t in rows]
+    return {"valid_exact_match": round(sum(h == r for h, r in zip(hyps, refs)) / len(rows), 4),
+            "valid_chrf": round(sacrebleu.corpus_chrf(hyps, [refs]).score, 2)}
 
 
 def _write_log(path: Path, rows: list[dict[str, Any]]) -> None:
