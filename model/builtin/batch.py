@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from model.builtin.attention import NO_BUGS, Bugs
 from model.builtin.config import ModelConfig
 from model.builtin.contributions import batch_parts, row_parts
 from model.builtin.transformer import Transformer
@@ -31,10 +32,11 @@ def decoder_inputs(labels: list[int], cfg: ModelConfig, shift: bool) -> list[int
 @torch.no_grad()
 def teacher_forced_batch(model: Transformer, srcs: list[list[int]], labels: list[list[int]], causal: bool,
                          shift: bool, need_weights: bool = True,
-                         keep: dict[str, torch.Tensor | None] | None = None, need_parts: bool = False) -> list[RawRun]:
+                         keep: dict[str, torch.Tensor | None] | None = None, need_parts: bool = False,
+                         bugs: Bugs = NO_BUGS) -> list[RawRun]:
     """One parallel pass per batch. Each returned run is cut to its own sentence's n and m.
     keep: the head masks of model.engine.heads.keep_masks (ablation), or None. need_parts: each run's
-    extra["parts"] holds its ContributionParts, from this same pass."""
+    extra["parts"] holds its ContributionParts, from this same pass. bugs: switched on for this pass."""
     keep = keep or dict.fromkeys(("enc", "dec", "cross"))
     cfg = model.cfg
     src, src_keep = pad_batch(srcs, cfg.pad_id)
@@ -42,9 +44,9 @@ def teacher_forced_batch(model: Transformer, srcs: list[list[int]], labels: list
     # Pads inside the decoder input are only at the end; keep = position < length.
     lengths = torch.tensor([len(lab) for lab in labels])
     tgt_keep = torch.arange(dec_in.shape[1])[None, :] < lengths[:, None]
-    enc = model.encode(src, src_keep, need_weights, keep["enc"])
+    enc = model.encode(src, src_keep, need_weights, keep["enc"], bugs)
     out = model.decode(dec_in, enc, decoder_self_mask(tgt_keep, causal), need_weights=need_weights,
-                       keep=(keep["dec"], keep["cross"]))
+                       keep=(keep["dec"], keep["cross"]), bugs=bugs)
     parts = batch_parts(model, enc, out, keep) if need_parts else None
     runs = []
     for b, (s, lab) in enumerate(zip(srcs, labels)):

@@ -27,6 +27,9 @@ class ModelConfig:
     unk_id: int = UNK_ID
     bos_id: int = BOS_ID
     eos_id: int = EOS_ID
+    # False: attention scores are not divided by sqrt(d_k), a model trained with that bug on purpose
+    # (train --variant no-scaling); it then runs unscaled always, as it was trained.
+    scaled: bool = True
 
     def __post_init__(self) -> None:
         for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "n_encoder_layers",
@@ -38,6 +41,8 @@ class ModelConfig:
             raise ValueError(f"config: d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"config: dropout must be in [0, 1), got {self.dropout!r}")
+        if not isinstance(self.scaled, bool):
+            raise ValueError(f"config: scaled must be true or false, got {self.scaled!r}")
         ids = (self.pad_id, self.unk_id, self.bos_id, self.eos_id)
         if len(set(ids)) != 4 or min(ids) < 0 or max(ids) >= min(self.src_vocab_size, self.tgt_vocab_size):
             raise ValueError(f"config: special-token ids {ids} must be distinct and inside both vocabularies")

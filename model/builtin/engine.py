@@ -6,15 +6,21 @@ from pathlib import Path
 
 import torch
 
+from model.builtin.attention import NO_BUGS, Bugs
 from model.builtin.batch import pad_batch, teacher_forced_batch
 from model.builtin.checkpoint import Checkpoint, load_checkpoint
 from model.builtin.config import UNK_ID
 from model.builtin.contributions import contribution_parts, parts_of
+from model.builtin.lens import layer_logits
 from model.builtin.normalise import normalise
+from model.builtin.saliency import embedded_step
 from model.builtin.transformer import Encoded, Transformer
 from model.builtin.vocabulary import lexicon, unknown_words
 from model.builtin.word_counts import words_of
+from model.engine.bugs import BUGS, swap_error
 from model.engine.contract import Engine
+from model.engine.errors import ModelInputError
+from model.engine.gradients import EmbeddedStep
 from model.engine.masks import causal_mask
 from model.engine.runs import ContributionParts, DecodeOptions, RawRun, Stepper
 from model.engine.text import MAX_INPUT_CHARS, clean
@@ -24,11 +30,11 @@ class BuiltinStepper(Stepper):
     """Our Transformer's key-value cache over one encoded batch."""
 
     def __init__(self, model: Transformer, srcs: list[list[int]], need_weights: bool,
-                 keep: dict[str, torch.Tensor | None]) -> None:
-        self.model, self.need_weights, self.head_keep = model, need_weights, keep
+                 keep: dict[str, torch.Tensor | None], bugs: Bugs = NO_BUGS) -> None:
+        self.model, self.need_weights, self.head_keep, self.bugs = model, need_weights, keep, bugs
         self.keep = (keep["dec"], keep["cross"])
         src, src_keep = pad_batch(srcs, model.cfg.pad_id)
-        self.enc = model.encode(src, src_keep, need_weights, keep["enc"])
+        self.enc = model.encode(src, src_keep, need_weights, keep["enc"], bugs)
         self.enc_attentions = list(self.enc.attentions)
         self.caches = model.init_caches(self.enc)
 
@@ -39,7 +45,7 @@ class BuiltinStepper(Stepper):
             enc = type(enc)(enc.memory.expand(width, -1, -1), enc.src_keep.expand(width, -1), [])
         # The newest query sees every position so far: no mask.
         out = self.model.decode(last, enc, None, self.caches, start=t, need_weights=self.need_weights,
-                                keep=self.keep)
+                                keep=self.keep, bugs=self.bugs)
         self.caches = out.caches
         return out.logits[:, -1], out.self_attentions, out.cross_attentions
 
@@ -59,9 +65,15 @@ class BuiltinStepper(Stepper):
 RARE_COUNT = 3  # a typed word seen fewer times than this in training is named in the notice
 
 
+def bugs_of(options: DecodeOptions) -> Bugs:
+    """The bug switches of a run's options, as our Transformer takes them."""
+    return Bugs(options.mask_after_softmax, options.unscaled, options.swap_cross)
+
+
 class BuiltinEngine(Engine):
     family = "builtin"
     switch_notes: dict[str, str] = {}  # both switches work: nothing to explain
+    bug_switches = frozenset(BUGS)  # and the three bug switches too
 
     def __init__(self, ckpt: Checkpoint, name: str | None = None) -> None:
         self.ckpt = ckpt
@@ -160,12 +172,27 @@ class BuiltinEngine(Engine):
     # ---- forward passes -----------------------------------------------------------------------------------
     def teacher_forced_batch(self, srcs: list[list[int]], labels: list[list[int]], options: DecodeOptions,
                              need_weights: bool = True) -> list[RawRun]:
+        self.check_bugs(options)
+        if options.swap_cross:
+            for src, lab in zip(srcs, labels):
+                if len(src) != len(lab):
+                    raise ModelInputError(swap_error(len(src), len(lab)))
         return teacher_forced_batch(self.model, srcs, labels, options.causal, options.shift, need_weights,
-                                    self.head_masks(options), need_parts=options.contributions)
+                                    self.head_masks(options), need_parts=options.contributions,
+                                    bugs=bugs_of(options))
 
     def start_decoding(self, srcs: list[list[int]], options: DecodeOptions, need_weights: bool) -> Stepper:
-        return BuiltinStepper(self.model, srcs, need_weights, self.head_masks(options))
+        self.check_bugs(options)
+        return BuiltinStepper(self.model, srcs, need_weights, self.head_masks(options), bugs_of(options))
 
     def contribution_parts(self, run: RawRun, options: DecodeOptions) -> ContributionParts:
         causal = options.causal or options.mode != "teacher_forced"
         return contribution_parts(self.model, run, causal, self.head_masks(options))
+
+    def layer_logits(self, run: RawRun, options: DecodeOptions) -> torch.Tensor:
+        return layer_logits(self.model, run, options.causal or options.mode != "teacher_forced",
+                            self.head_masks(options))
+
+    def embedded_step(self, run: RawRun, options: DecodeOptions, t: int, chosen: int) -> EmbeddedStep:
+        return embedded_step(self.model, run, t, chosen, options.causal or options.mode != "teacher_forced",
+                             self.head_masks(options))

@@ -13,8 +13,10 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from model.builtin.attention import MultiHeadAttention
+from model.builtin.attention import NO_BUGS, Bugs, MultiHeadAttention
 from model.builtin.config import ModelConfig
+from model.engine.bugs import swap_error
+from model.engine.errors import ModelInputError
 from model.engine.masks import padding_mask
 
 
@@ -61,18 +63,18 @@ class EncoderLayer(nn.Module):
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads)
+        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.scaled)
         self.ff = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
         self.norm1 = nn.LayerNorm(cfg.d_model)
         self.norm2 = nn.LayerNorm(cfg.d_model)
         self.drop = nn.Dropout(cfg.dropout)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor, need_weights: bool = True,
-                keep: torch.Tensor | None = None):
+                keep: torch.Tensor | None = None, bugs: Bugs = NO_BUGS):
         """x: (B, n, d_model); mask: (B, 1, 1, n); keep: (h,) head mask or None -> (x, weights (B, h, n, n)
         or None)."""
         k, v = self.self_attn.project_kv(x)
-        a, w = self.self_attn(x, k, v, mask, need_weights, keep)
+        a, w = self.self_attn(x, k, v, mask, need_weights, keep, bugs)
         x = self.norm1(x + skip_in_eval(self.drop, a))
         x = self.norm2(x + skip_in_eval(self.drop, self.ff(x)))
         return x, w
@@ -135,8 +137,8 @@ class DecoderLayer(nn.Module):
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
-        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads)
-        self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads)
+        self.self_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.scaled)
+        self.cross_attn = MultiHeadAttention(cfg.d_model, cfg.n_heads, cfg.scaled)
         self.ff = FeedForward(cfg.d_model, cfg.d_ff, cfg.dropout)
         self.norm1 = nn.LayerNorm(cfg.d_model)
         self.norm2 = nn.LayerNorm(cfg.d_model)
@@ -145,20 +147,38 @@ class DecoderLayer(nn.Module):
 
     def forward(self, y: torch.Tensor, cache: LayerCache, self_mask: torch.Tensor | None,
                 cross_mask: torch.Tensor | None, need_weights: bool = True,
-                keep: tuple[torch.Tensor | None, torch.Tensor | None] = (None, None)):
+                keep: tuple[torch.Tensor | None, torch.Tensor | None] = (None, None), bugs: Bugs = NO_BUGS,
+                memory: torch.Tensor | None = None):
         """y: (B, T, d_model) new decoder positions; cache holds earlier positions' keys/values.
 
         self_mask: (B|1, 1, T, t_prev + T); cross_mask: (B, 1, 1, n); either None when nothing is masked.
-        keep: the (h,) head masks of the self- and cross-attention, or None.
-        Returns (y, new cache, self weights (B, h, T, t_prev + T), cross weights (B, h, T, n)).
+        keep: the (h,) head masks of the self- and cross-attention, or None. memory: (B, n, d_model), the
+        encoder output, read only with bugs.swap_cross.
+        Returns (y, new cache, self weights (B, h, T, t_prev + T), cross weights (B, h, T, n); with
+        bugs.swap_cross (B, h, n, T): the source positions are the queries).
         """
         cache = cache.extend(*self.self_attn.project_kv(y))
-        a, w_self = self.self_attn(y, cache.self_k, cache.self_v, self_mask, need_weights, keep[0])
+        a, w_self = self.self_attn(y, cache.self_k, cache.self_v, self_mask, need_weights, keep[0], bugs)
         y = self.norm1(y + skip_in_eval(self.drop, a))
-        c, w_cross = self.cross_attn(y, cache.cross_k, cache.cross_v, cross_mask, need_weights, keep[1])
+        if bugs.swap_cross:
+            c, w_cross = self.swapped_cross(y, memory, self_mask, need_weights, keep[1], bugs)
+        else:
+            c, w_cross = self.cross_attn(y, cache.cross_k, cache.cross_v, cross_mask, need_weights, keep[1], bugs)
         y = self.norm2(y + skip_in_eval(self.drop, c))
         y = self.norm3(y + skip_in_eval(self.drop, self.ff(y)))
         return y, cache, w_self, w_cross
+
+    def swapped_cross(self, y: torch.Tensor, memory: torch.Tensor, self_mask: torch.Tensor | None,
+                      need_weights: bool, keep: torch.Tensor | None, bugs: Bugs):
+        """The bug: cross_attn(memory, y, y). Queries (B, n, d_model) from the source, keys and values from the
+        decoder's T positions (padding keys masked, the future not). Its output has n rows, so adding it to
+        the decoder's T rows fails unless n == T: the error is raised here, in plain words."""
+        n, t = memory.shape[1], y.shape[1]
+        if n != t:
+            raise ModelInputError(swap_error(n, t))
+        key_mask = None if self_mask is None else self_mask[:, :, -1:, :]  # the last row: the padding alone
+        k, v = self.cross_attn.project_kv(y)
+        return self.cross_attn(memory, k, v, key_mask, need_weights, keep, bugs)
 
 
 @dataclass
@@ -201,15 +221,15 @@ class Transformer(nn.Module):
         return skip_in_eval(self.drop, table(ids) * math.sqrt(self.cfg.d_model) + pe)
 
     def encode(self, src: torch.Tensor, src_keep: torch.Tensor, need_weights: bool = True,
-               keep: torch.Tensor | None = None) -> Encoded:
+               keep: torch.Tensor | None = None, bugs: Bugs = NO_BUGS) -> Encoded:
         """src: (B, n) ids; src_keep: (B, n) bool. Unmasked except for padding keys.
-        keep: (layers, h) head mask of the self-attention (ablation), or None."""
+        keep: (layers, h) head mask of the self-attention (ablation), or None. bugs: switched on for this run."""
         x = self._embed(self.src_embed, src)
         mask = padding_mask(src_keep)
         attns, inputs = [], []
         for i, layer in enumerate(self.encoder):
             inputs.append(x)
-            x, w = layer(x, mask, need_weights, None if keep is None else keep[i])
+            x, w = layer(x, mask, need_weights, None if keep is None else keep[i], bugs)
             attns.append(w)
         return Encoded(x, src_keep, attns, inputs)
 
@@ -223,12 +243,13 @@ class Transformer(nn.Module):
 
     def decode(self, tgt_in: torch.Tensor, enc: Encoded, self_mask: torch.Tensor | None,
                caches: list[LayerCache] | None = None, start: int = 0, need_weights: bool = True,
-               keep: tuple[torch.Tensor | None, torch.Tensor | None] = (None, None)) -> DecoderOutput:
+               keep: tuple[torch.Tensor | None, torch.Tensor | None] = (None, None),
+               bugs: Bugs = NO_BUGS) -> DecoderOutput:
         """tgt_in: (B, T) ids read by decoder positions start .. start+T-1.
 
         self_mask: (B|1, 1, T, start + T) bool, or None when every key may be attended (a cached step).
         With caches=None the cross keys/values are projected here. keep: (layers, h) head masks of the
-        self- and cross-attention (ablation), each or both None.
+        self- and cross-attention (ablation), each or both None. bugs: switched on for this run.
         """
         if caches is None:
             caches = self.init_caches(enc)
@@ -238,7 +259,8 @@ class Transformer(nn.Module):
         for i, (layer, cache) in enumerate(zip(self.decoder, caches)):
             inputs.append(y)
             layer_keep = tuple(None if k is None else k[i] for k in keep)
-            y, cache, w_self, w_cross = layer(y, cache, self_mask, cross_mask, need_weights, layer_keep)
+            y, cache, w_self, w_cross = layer(y, cache, self_mask, cross_mask, need_weights, layer_keep, bugs,
+                                              enc.memory)
             new_caches.append(cache)
             self_attns.append(w_self)
             cross_attns.append(w_cross)

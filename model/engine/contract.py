@@ -24,9 +24,12 @@ import numpy as np
 import torch
 
 from model.analysis.contributions import contributions
+from model.analysis.lens import lens
+from model.analysis.saliency import saliency
 from model.engine.beam import beam_search
-from model.engine.decode import decode_batch
+from model.engine.decode import decode_batch, to_numpy
 from model.engine.errors import ModelInputError
+from model.engine.gradients import EmbeddedStep
 from model.engine.heads import expand, keep_masks
 from model.engine.runs import ContributionParts, DecodeOptions, RawRun, Stepper
 from model.engine.text import unknown_words_warning
@@ -48,6 +51,8 @@ class Engine(ABC):
     supports_causal_switch: bool = True
     supports_shift_switch: bool = True
     switch_notes: dict[str, str]  # "causal" / "shift": how the switch works on this model, or why it cannot
+    bug_switches: frozenset[str] = frozenset()  # the bug switches (model.engine.bugs.BUGS) this family computes
+    bug_notes: dict[str, str] = {}  # a bug switch -> why this family cannot compute it
     start_id: int  # the id decoder position 0 reads
     end_id: int  # the end-of-sentence id a target ends with
     eos_ids: frozenset[int]  # every id that ends a decoded sentence
@@ -138,6 +143,19 @@ class Engine(ABC):
         """The head masks of options.ablate for this model (None per kind with no head off)."""
         return keep_masks(options.ablate, self.n_encoder_layers, self.n_decoder_layers, self.n_heads)
 
+    def layer_logits(self, run: RawRun, options: DecodeOptions) -> torch.Tensor:
+        """The logit lens (model.analysis.lens): replay `run` in the setting of `options` (the same heads off) and
+        return (L_dec, m, V), each decoder layer's output through the final norm and output projection as the
+        model applies them to its last layer; the last row is the replay's own logits. A family that cannot
+        says so."""
+        raise ModelInputError(f"{self.name}: this {self.family} model cannot compute the logit lens")
+
+    def embedded_step(self, run: RawRun, options: DecodeOptions, t: int, chosen: int) -> EmbeddedStep:
+        """Row t of `run` as a differentiable function of its token embeddings, ending at the logit of id
+        `chosen` (model.engine.gradients; gradient saliency, model.analysis.saliency). A family that cannot
+        says so."""
+        raise ModelInputError(f"{self.name}: this {self.family} model cannot compute gradient saliency")
+
     # ---- decoding choices a family may refine -------------------------------------------------------------
     def forced_prefix(self, options: DecodeOptions) -> tuple[int, ...]:
         """Target ids taken, not chosen, at the first steps of free running."""
@@ -165,6 +183,16 @@ class Engine(ABC):
         if not shift and not self.supports_shift_switch:
             raise ModelInputError(self.switch_notes.get("shift", f"{self.name}: the right shift cannot be "
                                                                  f"switched off"))
+
+    def check_bugs(self, options: DecodeOptions) -> None:
+        """Raise ModelInputError, with the family's reason, for a bug switch this family cannot compute; and for
+        contributions of a run with a bug switch on (their replay would run the healthy computation)."""
+        for name in options.bugs:
+            if name not in self.bug_switches:
+                raise ModelInputError(self.bug_notes.get(name, f"{self.name}: the {name} switch is not possible "
+                                                               f"for this {self.family} model"))
+        if options.bugs and options.contributions:
+            raise ModelInputError("Contributions are not computed for a run with a bug switch on.")
 
     def model_info(self) -> dict[str, Any]:
         return {"name": self.name, "family": self.family, "encoder_layers": self.n_encoder_layers,
@@ -300,4 +328,19 @@ class Engine(ABC):
         extra = None
         if options.contributions:  # a teacher-forced pass may have returned its parts; else one replay
             extra = contributions(run, run.extra.get("parts") or self.contribution_parts(run, options))
-        return to_trace(self, run, options, normalised, warnings, extra)
+        return to_trace(self, run, options, normalised, warnings, extra, self._why(run, options))
+
+    def _why(self, run: RawRun, options: DecodeOptions) -> dict[str, Any]:
+        """The lens and saliency objects the options ask for (none by default), for the row's chosen token:
+        decoding's choice, or in teacher forcing the model's top prediction (the token its Step names)."""
+        why: dict[str, Any] = {}
+        if not (options.lens or options.saliency):
+            return why
+        teacher = options.mode == "teacher_forced"
+        chosen = [int(i) for i in run.logits.argmax(-1)] if teacher else list(run.out_ids)
+        if options.lens:
+            why["lens"] = lens(to_numpy(self.layer_logits(run, options)), chosen, self.piece, options.report_top_k)
+        if options.saliency:
+            why["saliency"] = saliency([self.embedded_step(run, options, t, c) for t, c in enumerate(chosen)],
+                                       run.cross_attn)
+        return why

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from model.engine.bugs import BUGS
 from model.engine.heads import check_spec
 from model.engine.trace import MODES
 
@@ -26,8 +27,15 @@ class DecodeOptions:
     max_len: int | None = None  # None: the engine's default for the source length
     forced: tuple[int, ...] = ()  # free running: target ids chosen for the first steps, then continue
     report_top_k: int = 5
+    lens: bool = False  # add the logit lens of every decoder row to the Trace (model.analysis.lens)
+    saliency: bool = False  # add every row's gradient saliency to the Trace (model.analysis.saliency)
     ablate: tuple[str, ...] = ()  # heads switched off, "KIND:LAYER:HEAD" (1-based, * = all; model.engine.heads)
     contributions: bool = False  # add the contributions object to the Trace (model.analysis.contributions)
+    # Three more silent bugs of the references, each off by default (model.engine.bugs; engines that cannot
+    # express one refuse it with a reason, Engine.bug_notes):
+    mask_after_softmax: bool = False  # zero the masked weights after the softmax (rows not renormalised)
+    swap_cross: bool = False  # cross-attention called as (memory, x, x) instead of (x, memory, memory)
+    unscaled: bool = False  # scores not divided by sqrt(d_k)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -42,6 +50,11 @@ class DecodeOptions:
             raise ValueError("max_len must be at least 1")
         for spec in self.ablate:
             check_spec(spec)
+
+    @property
+    def bugs(self) -> tuple[str, ...]:
+        """The names of the bug switches that are on (model.engine.bugs.BUGS), in a fixed order."""
+        return tuple(name for name in BUGS if getattr(self, name))
 
 
 @dataclass

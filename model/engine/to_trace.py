@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from model.engine.bugs import BUGS
 from model.engine.runs import DecodeOptions, RawRun
 from model.engine.trace import Step, Trace
 
@@ -21,7 +22,7 @@ def softmax(logits: np.ndarray) -> np.ndarray:
 
 
 def to_trace(engine: Engine, run: RawRun, options: DecodeOptions, normalised: str, warnings: list[str],
-             contributions: dict[str, Any] | None = None) -> Trace:
+             contributions: dict[str, Any] | None = None, why: dict[str, Any] | None = None) -> Trace:
     """Source ids are read with the source vocabulary, every other id with the target one. The options
     `ablate` and `contributions` are written only when set (a plain run's options read as they always did)."""
     probs = softmax(run.logits.astype(np.float64))
@@ -39,12 +40,18 @@ def to_trace(engine: Engine, run: RawRun, options: DecodeOptions, normalised: st
             tid = run.out_ids[t]
             steps.append(Step(engine.piece(tid), tid, float(probs[t, tid]), top))
     opts = {k2: v for k2, v in asdict(options).items() if k2 not in ("forced", "ablate", "contributions")}
+    for name in BUGS:  # written only when on, as `ablate` is: a plain run's options read as they always did
+        if not opts[name]:
+            del opts[name]
     if options.ablate:
         opts["ablate"] = list(options.ablate)
     opts["forced"] = [engine.piece(i) for i in options.forced]
     opts["normalised_source"] = normalised
     opts["warnings"] = warnings
     opts["score"] = run.score
+    for name in ("lens", "saliency"):  # written only when asked for, as `ablate` is (`why`: their objects)
+        if not opts[name]:
+            del opts[name]
     return Trace(model=engine.model_info(), options=opts,
                  source_tokens=tuple(engine.source_piece(i) for i in run.src_ids),
                  decoder_input_tokens=tuple(engine.piece(i) for i in run.dec_in_ids),
@@ -52,4 +59,4 @@ def to_trace(engine: Engine, run: RawRun, options: DecodeOptions, normalised: st
                  encoder_self_attention=run.enc_attn.astype(np.float32),
                  decoder_self_attention=run.dec_attn.astype(np.float32),
                  cross_attention=run.cross_attn.astype(np.float32), steps=tuple(steps),
-                 contributions=contributions)
+                 contributions=contributions, **(why or {}))

@@ -21,14 +21,28 @@ import torch
 from model.engine.contract import Engine
 from model.engine.decode import to_numpy
 from model.engine.errors import CheckpointError
+from model.engine.gradients import EmbeddedStep
 from model.engine.masks import full_mask
 from model.engine.runs import ContributionParts, DecodeOptions, RawRun, Stepper
 from model.engine.text import MAX_INPUT_CHARS, clean
+from model.hf import lens
 from model.hf.ablation import ablating, install
 from model.hf.contributions import contribution_parts, parts_of
 from model.hf.load import load_folder
 from model.hf.probes import forward, probe_structure
 
+# Why the three bug switches cannot be arguments here: each lives inside the library's attention modules
+# (the eager softmax and its `scaling` attribute, the decoder layer's call of its cross-attention); changing
+# them would change the loaded model, which every session shares.
+BUG_NOTES = {
+    "mask_after_softmax": "Not possible for this model family: Hugging Face's attention applies the mask to the "
+                          "scores inside its own softmax; moving it after the softmax would mean patching the loaded "
+                          "model, which every session shares.",
+    "swap_cross": "Not possible for this model family: the decoder layer calls its cross-attention itself, with "
+                  "the decoder states as queries; swapping the arguments would mean patching the loaded model.",
+    "unscaled": "Not possible for this model family: the 1/sqrt(d_k) factor is an attribute of each attention "
+                "module (or, in T5, folded into the trained weights); changing it would change the shared model.",
+}
 T5_CAP = 512  # T5 has relative positions, hence no hard limit; 512 is the length it was pre-trained on.
 
 
@@ -116,6 +130,7 @@ class HFEngine(Engine):
         self.n_heads = found.n_heads
         self.supports_causal_switch, self.supports_shift_switch = found.supports_causal_switch, True
         self.switch_notes = dict(found.switch_notes)
+        self.bug_notes = BUG_NOTES
         install(model)  # the dormant ablation hooks, once per model (a second engine on it adds none)
 
     @classmethod
@@ -187,6 +202,7 @@ class HFEngine(Engine):
         """One parallel pass per pair (attention is always returned). With the shift row t reads label t-1
         (row 0 the decoder start token); without it, row t reads label t. With causal off, a full mask
         replaces the model's causal one. The heads of options.ablate are off in every pass."""
+        self.check_bugs(options)
         keep = self.head_masks(options)
         runs = []
         for src_ids, labs in zip(srcs, labels):
@@ -209,7 +225,18 @@ class HFEngine(Engine):
         with ablating(self.model, keep):
             return contribution_parts(self.model, run, options.causal or options.mode != "teacher_forced", keep)
 
+    def layer_logits(self, run: RawRun, options: DecodeOptions) -> torch.Tensor:
+        """The replay runs with the same heads off as the run did (model.hf.lens)."""
+        return lens.layer_logits(self.model, run, options.causal or options.mode != "teacher_forced",
+                                 self.head_masks(options))
+
+    def embedded_step(self, run: RawRun, options: DecodeOptions, t: int, chosen: int) -> EmbeddedStep:
+        """Baseline: the padding id's embedding (the end id's for a model without one)."""
+        return lens.embedded_step(self.model, run, t, chosen, options.causal or options.mode != "teacher_forced",
+                                  self.pad_id if self.pad_id is not None else self.end_id, self.head_masks(options))
+
     def start_decoding(self, srcs: list[list[int]], options: DecodeOptions, need_weights: bool) -> Stepper:
+        self.check_bugs(options)
         return HFStepper(self.model, srcs, self.pad_id if self.pad_id is not None else self.end_id, need_weights,
                          self.head_masks(options))
 
