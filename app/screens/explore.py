@@ -84,8 +84,13 @@ def main() -> None:
     apply_preset_hint(chosen)
     st.session_state[K_NOTE] = chosen["note"] if chosen else None
     teacher = options.mode == "teacher_forced"
+    if teacher:  # never opens on an error: an empty reference becomes the model's own translation
+        panels.prefill_reference(model_key, source)
     target = state.target_input() if teacher else None
+    if teacher:
+        panels.reference_help(engine, target)
     url.check_ranges(max(engine.n_encoder_layers, engine.n_decoder_layers), engine.n_heads)
+    url.apply_pending(model_key, engine, len(panels.target_pieces(model_key)))
     url.show_notices()
     asked = st.session_state.pop(url.K_VIEW_ASKED, False)  # by a link, a preset's hint or the tour, this run
     new_run = sync_run((model_key, source, target, services.options_key(options)))
@@ -111,7 +116,7 @@ def sync_run(run_key: tuple) -> bool:
     if st.session_state.get(ctl.K_RUN) == run_key:
         return False
     st.session_state[ctl.K_RUN] = run_key
-    st.session_state[ctl.K_FORCED] = ()
+    st.session_state[ctl.K_FORCED] = st.session_state.pop(url.K_PENDING_FORCED, ())  # a link's, else none
     st.session_state[ctl.K_STEP] = st.session_state.pop(url.K_PENDING_STEP, 1)
     st.session_state[ctl.K_PLAY] = False
     return True
@@ -218,13 +223,13 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
         if not present:
             panels.topk_panel(shown, step, teacher)
             if not teacher:
-                panels.force_ui(engine, shown, step)
+                panels.force_ui(engine, shown, step, model_key)
     analysis.ablation_panel(model_key, source, target, options, shown)
     if options.mode == "beam" and not present:
         panels.beam_panel(trace, step, engine.special_pieces())
     link = url.write(url.current(model_key, source, target, options.mode, step, kind, view, layer, head))
     with share:
-        st.caption("This page as a link (model, sentence, mode, step, view):")
+        st.caption("This page as a link (model, sentence, mode, step, view, reading, forced tokens, heads off):")
         st.code(link, language=None, wrap_lines=True)
     if fig is not None and not present:
         panels.export_panel(shown, fig, exports.file_stem(model_key, shown, step, kind),  # names, title: E-LAB

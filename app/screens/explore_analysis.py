@@ -18,16 +18,24 @@ READING_HELP = ("Weights: the attention weights as computed. Norm-weighted: each
                 "that key sends through the head, ‖v W_O‖ (Kobayashi et al. 2020), rows renormalised. "
                 "Rollout: attention composed across layers with the residual, 0.5A + 0.5I (Abnar & Zuidema "
                 "2020); cross-attention composed with the encoder's rollout.")
-K_READING, K_ABLATED = "reading", "ablated"
+K_READING, K_READING_KEEP, K_ABLATED = "reading", "reading_keep", "ablated"
 CODES = {"encoder_self_attention": "enc", "decoder_self_attention": "dec", "cross_attention": "cross"}
 
 
+def _keep_reading() -> None:
+    if st.session_state.get(K_READING) in READINGS:
+        st.session_state[K_READING_KEEP] = st.session_state[K_READING]
+
+
 def reading_ui(col=None) -> str:
-    """The reading switch; returns "weights", "norm_weighted" or "rollout"."""
-    where = col or st
-    choice = where.segmented_control("Reading", list(READINGS), key=K_READING, default="weights", required=True,
-                                     format_func=READINGS.get, help=READING_HELP, label_visibility="collapsed")
-    return choice or "weights"
+    """The reading switch; returns "weights", "norm_weighted" or "rollout". Seeded from a keep key that no
+    widget owns (a link sets it; Streamlit drops a widget's own key on a page that does not draw it)."""
+    if st.session_state.get(K_READING_KEEP) not in READINGS:
+        st.session_state[K_READING_KEEP] = "weights"
+    st.session_state[K_READING] = st.session_state[K_READING_KEEP]
+    (col or st).segmented_control("Reading", list(READINGS), key=K_READING, required=True, format_func=READINGS.get,
+                                  help=READING_HELP, label_visibility="collapsed", on_change=_keep_reading)
+    return st.session_state[K_READING_KEEP]
 
 
 def as_reading(full: Trace, shown: Trace, reading: str) -> Trace:
@@ -48,31 +56,39 @@ def share_bar(shown: Trace, step: int) -> None:
                "decoder layers (a simplified ALTI+, Ferrando et al. 2022).")
 
 
-def _ablated(model_key: str) -> tuple[str, ...]:
+def head_names(engine) -> set[str]:
+    """Every head's name ("cross:2:3", 1-based) in this model."""
+    return {f"{code}:{layer}:{head}" for code in CODES.values()
+            for layer in range(1, (engine.n_encoder_layers if code == "enc" else engine.n_decoder_layers) + 1)
+            for head in range(1, engine.n_heads + 1)}
+
+
+def ablated(model_key: str) -> tuple[str, ...]:
+    """The heads switched off for this model in this session (names as head_names gives them)."""
     return tuple(st.session_state.get(K_ABLATED, {}).get(model_key, ()))
 
 
-def _set_ablated(model_key: str, heads: tuple[str, ...]) -> None:
+def set_ablated(model_key: str, heads: tuple[str, ...]) -> None:
     st.session_state[K_ABLATED] = {**st.session_state.get(K_ABLATED, {}), model_key: heads}
 
 
 def head_off_button(model_key: str, kind: str, layer: int, head: int) -> None:
     """In the one-head view: switch this head off (layer, head 0-based here, 1-based in the name)."""
     name = f"{CODES[kind]}:{layer + 1}:{head + 1}"
-    off = _ablated(model_key)
+    off = ablated(model_key)
     if name in off:
         st.caption(f"Head {name} is switched off.")
         return
     if st.button("Switch this head off", key="head_off", icon=":material/block:",
                  help="Decode again with this head's output set to zero (the model itself is unchanged)."):
-        _set_ablated(model_key, (*off, name))
+        set_ablated(model_key, (*off, name))
         st.rerun()
 
 
 def ablation_panel(model_key: str, source: str, target: str | None, options: DecodeOptions, shown: Trace) -> None:
     """With heads switched off: the translation and each step's probability of the original tokens, with
     and without them; undo the last, or switch every head back on."""
-    off = _ablated(model_key)
+    off = ablated(model_key)
     if not off:
         return
     teacher = options.mode == "teacher_forced"
@@ -84,7 +100,7 @@ def ablation_panel(model_key: str, source: str, target: str | None, options: Dec
             replace(base, mode="greedy", forced=tuple(s.id for s in shown.steps), max_len=shown.m)))
     except ModelInputError as exc:
         st.info(str(exc))
-        _set_ablated(model_key, ())
+        set_ablated(model_key, ())
         return
     key = "target_prob" if teacher else None
     before = [s.extra[key] if key else s.prob for s in shown.steps]
@@ -99,8 +115,8 @@ def ablation_panel(model_key: str, source: str, target: str | None, options: Dec
                         theme=None, config={"displayModeBar": False})
         undo, restore = st.columns(2)
         if undo.button("Undo", key="ablate_undo", icon=":material/undo:"):
-            _set_ablated(model_key, off[:-1])
+            set_ablated(model_key, off[:-1])
             st.rerun()
         if restore.button("Switch every head back on", key="ablate_clear"):
-            _set_ablated(model_key, ())
+            set_ablated(model_key, ())
             st.rerun()

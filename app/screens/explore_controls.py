@@ -27,6 +27,7 @@ K_MODE, K_STEP, K_FORCED, K_RUN = "mode", "step", "forced", "run_key"
 K_KIND, K_VIEW, K_LAYER, K_HEAD, K_SCALE, K_BEAM = "kind", "view", "layer", "head", "scale", "beam"
 K_KIND_KEEP, K_VIEW_KEEP, K_LAYER_KEEP, K_HEAD_KEEP = "kind_keep", "view_keep", "layer_keep", "head_keep"
 K_PRESENT, K_PLAY, K_SPEED, K_LAST_TICK = "present", "playing", "speed", "play_tick"
+K_STEP_KEEP = "step_keep"  # the step, kept while another page is open (the slider's own key is dropped)
 SPEEDS = [0.5, 1.0, 2.0, 3.0]  # seconds per step
 PRESENT_PX = 18  # smallest text in presenter mode
 
@@ -197,7 +198,8 @@ def _toggle_play(m: int) -> None:
 
 def step_bar(m: int) -> int:
     """First / back / next / last / play, speed and a slider in one compact row; returns the step (1..m)."""
-    step = st.session_state[K_STEP] = max(1, min(m, st.session_state.get(K_STEP, 1)))
+    step = max(1, min(m, st.session_state.get(K_STEP, st.session_state.get(K_STEP_KEEP, 1))))
+    st.session_state[K_STEP] = st.session_state[K_STEP_KEEP] = step
     playing = bool(st.session_state.get(K_PLAY))
     bar = st.container(key="stepbar")
     cols = bar.columns([0.75, 0.75, 0.9, 0.75, 0.75, 1.15, 3.6], vertical_alignment="center", gap="small")
@@ -217,6 +219,7 @@ def step_bar(m: int) -> int:
         cols[6].slider("Step", 1, m, key=K_STEP, label_visibility="collapsed", on_change=_stop_play)
     else:
         cols[6].caption("This run has a single step.")
+    st.session_state[K_STEP_KEEP] = st.session_state[K_STEP]
     return st.session_state[K_STEP]
 
 

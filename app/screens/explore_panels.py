@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import exports, state
+from app import exports, services, state
 from app.render import bars, beams
 from app.screens.explore_controls import K_FORCED, K_STEP, chips, joined
 
-
-def _force(prefix_ids: tuple[int, ...], choice_key: str, ids: dict[str, int]) -> None:
-    st.session_state[K_FORCED] = (*prefix_ids, ids[st.session_state[choice_key]])
-    st.session_state[K_STEP] = len(prefix_ids) + 1
+K_FORCE_MISS, K_OWN, K_FORCE_AT = "force_miss", "reference_own", "force_at"
 
 
 def _unforce() -> None:
@@ -53,19 +50,70 @@ def topk_panel(trace, step: int, teacher: bool) -> None:
                                        else "decoding chose."))
 
 
-def force_ui(engine, trace, step: int) -> None:
+LISTED = 5000  # a target vocabulary up to this size is listed whole in the force box; a larger one (opus-mt's
+# 58k pieces would be ~0.6 MB on every step) lists the candidates and takes any typed piece or word
+
+
+@st.cache_resource(max_entries=8)
+def target_pieces(model_key: str) -> tuple[str, ...]:
+    """Every piece of a model's target vocabulary, in id order (ids until the engine has no more)."""
+    engine = services.get_engine(model_key)
+    pieces = []
+    for i in range(200_000):
+        try:
+            piece = engine.piece(i)
+        except (ValueError, IndexError, KeyError, RuntimeError):
+            break
+        if piece == f"<id {i}>":  # the Hugging Face engine's name for an id past its tokenizer
+            break
+        pieces.append(piece)
+    return tuple(pieces)
+
+
+def forcible(engine, typed: str) -> int | None:
+    """The id of what was typed into the force box: the piece itself, or the word as one whole-word piece."""
+    typed = typed.strip()
+    for piece in (typed, "▁" + typed):
+        if typed and (i := engine.piece_to_id(piece)) is not None and i not in engine.special_ids():
+            return i
+    return None
+
+
+def _force_typed(engine, prefix_ids: tuple[int, ...]) -> None:
+    i = forcible(engine, st.session_state.get("force_choice") or "")
+    if i is None:
+        st.session_state[K_FORCE_MISS] = st.session_state.get("force_choice")
+        return
+    st.session_state[K_FORCED] = (*prefix_ids, i)
+    st.session_state[K_STEP] = len(prefix_ids) + 1
+    st.session_state.pop("force_choice", None)  # the forced token is now the step's own, no longer a candidate
+
+
+def force_ui(engine, trace, step: int, model_key: str) -> None:
+    """Force any piece of the target vocabulary at this step: the step's other candidates first, then the
+    rest of the vocabulary (searchable by typing); a word typed that is not in the list is looked up too."""
     t = step - 1
     s = trace.steps[t]
-    ids = {tok: i for tok, _ in s.top_k if tok != s.token and (i := engine.piece_to_id(tok)) is not None}
+    special = engine.special_pieces()
+    candidates = [tok for tok, _ in s.top_k if tok != s.token and tok not in special]
+    vocab = target_pieces(model_key)
+    rest = sorted(p for p in vocab if p not in special and p != s.token) if len(vocab) <= LISTED else []
+    options = list(dict.fromkeys([*candidates, *rest]))
+    at = (trace.source_tokens, tuple(trace.target_tokens[:step]))
+    if st.session_state.get(K_FORCE_AT) != at:  # a new step or run: the box starts on its best candidate
+        st.session_state[K_FORCE_AT] = at
+        st.session_state.pop("force_choice", None)
+    typed = st.session_state.get("force_choice")
+    if typed and typed not in options:  # typed, not listed: a large vocabulary's word, kept as the choice
+        options.append(typed)
     cols = st.columns([3, 2], vertical_alignment="bottom")
-    if ids:
-        cols[0].selectbox("Force another token here", list(ids), key="force_choice",
-                          help="Re-decode from here as if the model had chosen this candidate.")
-        prefix = tuple(trace.steps[i].id for i in range(t))
-        cols[1].button("Force it", key="force", on_click=_force, args=(prefix, "force_choice", ids),
-                       width="stretch")
-    else:
-        cols[0].caption("No other candidate can be forced here.")
+    cols[0].selectbox("Force another token here", options, key="force_choice", accept_new_options=True,
+                      help="The step's other candidates first, then the whole target vocabulary: type to search. "
+                           "Re-decodes from here as if the model had chosen this token.")
+    prefix = tuple(trace.steps[i].id for i in range(t))
+    cols[1].button("Force it", key="force", on_click=_force_typed, args=(engine, prefix), width="stretch")
+    if missed := st.session_state.pop(K_FORCE_MISS, None):
+        st.warning(f"“{state.text(missed)}” is not a token of this model's target vocabulary.")
     if st.session_state.get(K_FORCED):
         st.button("Undo forcing", key="unforce", on_click=_unforce)
 
@@ -105,3 +153,49 @@ def export_panel(trace, fig, name: str, run_name: str, title: str = "") -> None:
                    "row per weight (kind, layer, head, query, key, weight).")
 
 
+
+
+# ---- teacher forcing's reference --------------------------------------------------------------------------------
+def own_translation(model_key: str, source: str) -> str:
+    """The model's own greedy translation of source, as text ("" when the source cannot be decoded)."""
+    try:
+        trace = services.get_trace(model_key, source, None, services.options_key(services.DecodeOptions()))
+    except services.ModelInputError:
+        return ""
+    return services.get_engine(model_key).detokenize([s.id for s in trace.steps])
+
+
+def prefill_reference(model_key: str, source: str) -> bool:
+    """Teacher forcing with no reference opens on the model's own translation (the box stays editable), so the
+    mode never starts on an error; returns whether it filled the box. Call before the reference box is drawn."""
+    if str(st.session_state.get(state.K_TARGET) or "").strip():
+        return False
+    st.session_state[state.K_TARGET] = st.session_state[K_OWN] = own_translation(model_key, source)
+    return bool(st.session_state[state.K_TARGET])
+
+
+def unknown_reference_words(engine, target: str) -> list[tuple[str, list[str]]]:
+    """Words of a reference the model's target vocabulary does not know, with the pieces each became: a word
+    read as the unknown piece, and (for a model with a word list, whose vocabulary holds its words whole) an
+    alphabetic word that is not one whole-word piece."""
+    if not target.strip():
+        return []
+    unknown, special, whole = engine.unknown_pieces(), engine.special_ids(), bool(engine.lexicon())
+    found = []
+    for word in dict.fromkeys(engine.normalise_target(target).split()):
+        pieces = [engine.piece(i) for i in engine.encode_target(word, truncate=False) if i not in special]
+        if any(p in unknown for p in pieces) or (whole and word.isalpha() and len(pieces) > 1):
+            found.append((word, pieces))
+    return found
+
+
+def reference_help(engine, target: str) -> None:
+    """Under the reference box: where its text came from, and the words of it the model does not know."""
+    if target and target == st.session_state.get(K_OWN):
+        st.caption(":material/edit: The reference is the model's own translation; edit it to feed the decoder "
+                   "another one.")
+    words = unknown_reference_words(engine, target)
+    if words:
+        named = ", ".join(f"“{state.text(w)}” (read as {state.text(' '.join(p))})" for w, p in words)
+        st.warning(f"**Words of the reference this model does not know:** {named}. The decoder is fed these "
+                   f"pieces, which its training never used as words.", icon=":material/spellcheck:")

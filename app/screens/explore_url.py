@@ -13,6 +13,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from app import registry
+from app.screens import explore_analysis as analysis
 from app.screens import explore_controls as ctl
 from app.state import CUSTOM, K_MODEL, K_PRESET, K_SOURCE, K_TARGET, presets
 
@@ -21,8 +22,9 @@ KIND_CODES = {"cross": "cross_attention", "dec": "decoder_self_attention", "enc"
 CODE_OF = {v: k for k, v in KIND_CODES.items()}
 VIEWS = ("grid", "head", "mean")
 ORDER = ("model", "text", "target", "mode", "beam", "temperature", "top_k", "seed", "step", "kind", "view",
-         "layer", "head", "present")
+         "layer", "head", "reading", "forced", "off", "present")
 K_READ, K_NOTICES, K_PENDING_STEP, K_PRESET_SEEN = "url_read", "url_notices", "url_step", "preset_seen"
+K_PENDING_FORCED, K_PENDING_OFF = "url_forced", "url_off"  # applied once the run and the model are known
 K_VIEW_ASKED = "view_asked"  # a link, preset hint or tour stop named the view: it wins over Explore's default
 LINKED = "(link)"
 K_BEAM_SIZE, K_TEMPERATURE, K_TOP_K, K_SEED = "beam_size", "temperature", "sample_top_k", "seed"
@@ -47,6 +49,22 @@ def _text(raw: str, empty_ok: bool) -> str:
     return raw
 
 
+def _ids(raw: str) -> tuple[int, ...]:
+    ids = tuple(int(x) for x in raw.split(",") if x.strip())
+    if not ids or len(ids) > 512 or min(ids) < 0:
+        raise ValueError("not a list of token ids")
+    return ids
+
+
+def _heads(raw: str) -> tuple[str, ...]:
+    names = tuple(dict.fromkeys(x.strip() for x in raw.split(",") if x.strip()))
+    for name in names:
+        kind, layer, head = name.split(":")
+        if kind not in KIND_CODES or int(layer) < 1 or int(head) < 1:
+            raise ValueError(f"{name} is not a head (kind:layer:head)")
+    return names
+
+
 def apply(params: dict[str, str]) -> list[str]:
     """Put a link's state into session state; returns a notice per parameter that could not be used.
     The model, layer and head ranges are checked later, against the engine (check_ranges)."""
@@ -65,6 +83,9 @@ def apply(params: dict[str, str]) -> list[str]:
         "view": (ctl.K_VIEW_KEEP, lambda r: _one_of(r, VIEWS)),
         "layer": (ctl.K_LAYER_KEEP, lambda r: _number(r, int, 1, 64) - 1),
         "head": (ctl.K_HEAD_KEEP, lambda r: _number(r, int, 1, 64) - 1),
+        "reading": (analysis.K_READING_KEEP, lambda r: _one_of(r, tuple(analysis.READINGS))),
+        "forced": (K_PENDING_FORCED, _ids),
+        "off": (K_PENDING_OFF, _heads),
         "present": (ctl.K_PRESENT, lambda r: _one_of(r, ("0", "1")) == "1"),
     }
     for name, raw in params.items():
@@ -105,6 +126,22 @@ def check_ranges(n_layers: int, n_heads: int) -> None:
             st.session_state[key] = 0
 
 
+def apply_pending(model_key: str, engine, vocabulary: int) -> None:
+    """A link's forced tokens (for sync_run, which starts the run with them) and switched-off heads, once the
+    model is known: ids past its vocabulary, or heads it does not have, are dropped with a notice."""
+    ss = st.session_state
+    forced = ss.get(K_PENDING_FORCED)
+    if forced and max(forced) >= vocabulary:
+        ss.setdefault(K_NOTICES, []).append("`forced` names tokens this model does not have; nothing is forced.")
+        ss.pop(K_PENDING_FORCED)
+    off = ss.pop(K_PENDING_OFF, None)
+    if off is not None:
+        known = analysis.head_names(engine)
+        if unknown := [h for h in off if h not in known]:
+            ss.setdefault(K_NOTICES, []).append(f"This model has no head {', '.join(unknown)}; it is left on.")
+        analysis.set_ablated(model_key, tuple(h for h in off if h in known))
+
+
 def show_notices() -> None:
     for note in st.session_state.pop(K_NOTICES, []):
         st.warning(note, icon=":material/link_off:")
@@ -123,6 +160,12 @@ def current(model_key: str, source: str, target: str | None, mode: str, step: in
         p |= {"temperature": ss.get(K_TEMPERATURE, 1.0), "top_k": ss.get(K_TOP_K, 0), "seed": ss.get(K_SEED, 0)}
     p |= {"step": step, "kind": CODE_OF[kind], "view": view, "layer": layer + 1, "head": head + 1,
           "present": int(bool(ss.get(ctl.K_PRESENT)))}
+    if ss.get(analysis.K_READING_KEEP, "weights") != "weights":
+        p["reading"] = ss[analysis.K_READING_KEEP]
+    if mode != "teacher_forced" and ss.get(ctl.K_FORCED):
+        p["forced"] = ",".join(str(i) for i in ss[ctl.K_FORCED])
+    if off := analysis.ablated(model_key):
+        p["off"] = ",".join(off)
     return {k: str(p[k]) for k in ORDER if k in p}
 
 

@@ -13,6 +13,7 @@ import streamlit as st
 from app import services, state
 from app.render import contrib
 from app.screens import explore_controls as ctl
+from app.screens import explore_url as url
 from app.services import ModelInputError
 
 KINDS = {"cross": ("cross_attention", "Cross-attention"), "dec": ("decoder_self_attention", "Decoder self-attention"),
@@ -23,10 +24,12 @@ EXPLORE = "screens/explore.py"
 
 
 def open_head(kind: str, layer: int, head: int) -> None:
-    """Explore on this head: the kind, the one-head view, the layer and head (0-based in session state)."""
+    """Explore on exactly this head, as a link would open it (explore_url.apply: kind, the one-head view,
+    layer and head, 1-based), at the step Explore was on; no preset's view hint replaces it."""
     ss = st.session_state
-    ss[ctl.K_KIND_KEEP], ss[ctl.K_VIEW_KEEP] = KINDS[kind][0], "head"
-    ss[ctl.K_LAYER_KEEP], ss[ctl.K_HEAD_KEEP] = layer - 1, head - 1
+    ss[url.K_NOTICES] = url.apply({"kind": kind, "view": "head", "layer": str(layer), "head": str(head)})
+    ss.setdefault(url.K_PRESET_SEEN, url.LINKED)
+    ss[url.K_READ] = True  # the Heads page's own query parameters are not Explore's
     for widget in (ctl.K_KIND, ctl.K_VIEW, ctl.K_LAYER, ctl.K_HEAD):
         ss.pop(widget, None)
     st.switch_page(EXPLORE)
