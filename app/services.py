@@ -14,8 +14,9 @@ import pandas as pd
 import streamlit as st
 
 from app import registry
-from model.analysis import alignment
+from model.analysis import alignment, bug_meters
 from model.analysis.ablation import rank_heads
+from model.analysis.bug_meters import row_sums, sharpness, swap_meter
 from model.analysis.leakage import (
     CARD_SAMPLE,
     LeakageMeter,
@@ -28,10 +29,12 @@ from model.analysis.leakage import (
 from model.analysis.probe import ProbeResult, probe
 from model.corpora import read_tsv
 from model.engine import CheckpointError, DecodeOptions, Engine, ModelInputError, Trace, load_engine
+from model.engine.bugs import EXPLAIN as BUG_EXPLAIN
 from model.engine.text import UNKNOWN_WORDS
 from model.engine.trace import KINDS
 
-__all__ = ["KINDS", "UNKNOWN_WORDS", "CheckpointError", "DecodeOptions", "Engine", "LeakageMeter", "ModelInputError",
+__all__ = ["BUG_EXPLAIN", "equal_length_target", "row_sums", "sharpness", "swap_meter",
+           "KINDS", "UNKNOWN_WORDS", "CheckpointError", "DecodeOptions", "Engine", "LeakageMeter", "ModelInputError",
            "Trace", "alignment", "alignment_report", "get_engine", "get_trace", "measure", "options_key",
            "head_ranking", "probe_sentence", "repetition", "sample_measures", "train_log",
            "uploaded_alignment"]
@@ -116,3 +119,9 @@ def uploaded_alignment(model_key: str, tsv_text: str) -> alignment.UploadReport:
     """A user's checked test file (alignment.parse_tsv found no problem) aligned by every method."""
     examples, _ = alignment.parse_tsv(tsv_text)
     return alignment.align_upload(get_engine(model_key), examples)
+
+
+@st.cache_data(max_entries=64)
+def equal_length_target(model_key: str, source: str, target: str) -> str | None:
+    """The reference cut to the source's token count, for the swapped cross-attention (model.analysis.bug_meters)."""
+    return bug_meters.equal_length_target(get_engine(model_key), source, target)

@@ -14,12 +14,13 @@ import streamlit as st
 from app import registry, services, state
 from app.render import figures, views
 from app.render import leakage as lf
-from app.screens import vocabulary
+from app.screens import leakage_bugs, tour, vocabulary
 from app.services import CheckpointError, DecodeOptions, ModelInputError
 
 TRIO = ("en-fr", "en-fr-no-causal-mask", "en-fr-no-shift")
 TRIO_PAIR = "en-fr"  # the language pair the three broken-model folders translate
-VIEWS = {"switches": "Switches & leakage meter", "probe": "Causality probe", "broken": "Broken models"}
+VIEWS = {"switches": "Switches & leakage meter", "probe": "Causality probe", "broken": "Broken models",
+         "bugs": "Three more bugs"}
 K_VIEW, K_CAUSAL, K_SHIFT, K_HEAD = "leak_view", "leak_causal", "leak_shift", "leak_head"
 K_LABELS, K_SIGNATURE, K_SAMPLE = "leak_probe_labels", "leak_signature", "leak_sample_n"
 SIGNATURES = {"next_position": "weight on the next position (t → t+1)",
@@ -327,6 +328,7 @@ def main() -> None:
     model_key, engine = state.page_header(
         "Leakage lab",
         "Break the causal mask or the right shift and watch the decoder copy the answer it should predict.")
+    tour.panel(tour.LEAKAGE_PAGE)  # the tour's Leakage lab stops are shown here
     source, _, _ = state.text_inputs(engine)
     vocabulary.source_help(engine, source)
     target = state.target_input()
@@ -340,6 +342,8 @@ def main() -> None:
         switches_view(model_key, engine, source, target, causal, shift)
     elif view == "probe":
         probe_view(model_key, source, target, causal, shift)
+    elif view == "bugs":
+        leakage_bugs.bugs_view(model_key, engine, source, target, causal, shift, ERRORS)
     else:
         broken_view(engine, source, target)
 

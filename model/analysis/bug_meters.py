@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from model.engine.contract import Engine
 from model.engine.trace import Trace
 
 KIND_NAMES = ("encoder_self_attention", "decoder_self_attention", "cross_attention")
@@ -92,3 +93,19 @@ def sharpness(trace: Trace) -> Sharpness:
         entropy[kind] = float(row_entropy(w).mean()) if w.size else 0.0
         top[kind] = float(w.max(-1).mean()) if w.size else 0.0
     return Sharpness(entropy, top)
+
+
+def equal_length_target(engine: Engine, source: str, target: str) -> str | None:
+    """A target of exactly as many tokens as the source, from the reference's words (cut, or repeated from the
+    start when too short), so that the swapped cross-attention can run on it; None when no cut of up to three
+    times the source's length lands on that count (a word of many pieces can step over it)."""
+    n = len(engine.prepare_source(source)[1])
+    words = target.split() or ["."]
+    tried = []
+    for k in range(1, 3 * n + 1):
+        text = " ".join((words * (k // len(words) + 1))[:k])
+        tried.append((abs(k - len(words)), text))
+    for _, text in sorted(tried):
+        if len(engine.prepare_target(text)[0]) == n:
+            return text
+    return None

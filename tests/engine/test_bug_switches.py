@@ -114,3 +114,13 @@ def test_hugging_face_refuses_the_bug_switches_with_a_reason(tmp_path):
             engine.trace("the cat sat .", "le chat .", tf(**{switch: True}))
         with pytest.raises(ModelInputError, match="Not possible for this model family"):
             engine.trace("the cat sat .", options=DecodeOptions(**{switch: True}, max_len=3))
+
+
+def test_equal_length_target_matches_the_source_token_count(tiny_engine):
+    from model.analysis.bug_meters import equal_length_target as cut
+
+    text = cut(tiny_engine, SOURCE, TARGET)
+    n = len(tiny_engine.prepare_source(SOURCE)[1])
+    assert len(tiny_engine.prepare_target(text)[0]) == n
+    assert set(text.split()) <= set(TARGET.split())
+    tiny_engine.trace(SOURCE, text, tf(swap_cross=True))  # and the swap runs on it

@@ -1,0 +1,80 @@
+"""The Leakage lab's "Three more bugs" view under AppTest, on a tiny random checkpoint: each bug's meter and
+figure appear, the swapped cross-attention shows its error on unequal lengths and runs on an equal-length cut."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from app import registry
+from tests.conftest import build_tiny_checkpoint
+
+PAGE = str(Path(__file__).resolve().parents[2] / "app" / "screens" / "leakage_lab.py")
+SOURCE, TARGET = "the black cat sat on the mat .", "le chat noir s' assit sur le tapis ."
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory) -> Path:
+    return build_tiny_checkpoint(tmp_path_factory.mktemp("bugs") / "en-fr")
+
+
+@pytest.fixture
+def app(folder, monkeypatch):
+    monkeypatch.setattr(registry, "SOURCES", [registry.operator_entries])
+    monkeypatch.setenv("LENS_MODEL_DIRS", os.pathsep.join([str(folder)]))
+    monkeypatch.setenv("LENS_DEFAULT_MODEL", "en-fr")
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state["preset"] = "custom"
+    at.session_state["source"] = SOURCE
+    at.session_state["target"] = TARGET
+    at.session_state["leak_view"] = "bugs"
+    yield at.run()
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+def chart(at: AppTest, key: str) -> dict:
+    for c in at.get("plotly_chart"):
+        if c.proto.id.endswith(f"-{key}"):
+            return json.loads(c.proto.spec)
+    raise AssertionError(f"no plotly chart with key {key!r}")
+
+
+def metric(at: AppTest, label: str):
+    return next(m for m in at.metric if m.label == label)
+
+
+def test_mask_after_softmax_meter(app):
+    assert not app.exception and not app.error
+    assert any("after the softmax" in m.value for m in app.markdown)
+    smallest = float(metric(app, "Smallest row sum").value.rstrip("%"))
+    assert smallest < 100.0
+    assert metric(app, "Weight on the future").value == "0.0%"
+    bars = chart(app, "leak_bug_rowsums")["data"]
+    assert len(bars) == 2 and len(bars[0]["x"]) == 16  # smallest and mean sum, one bar per decoder row
+
+
+def test_swapped_cross_attention_error_then_equal_length_run(app):
+    app.radio(key="leak_bug").set_value("swap_cross").run()
+    assert not app.exception
+    assert len(app.error) == 1 and "queries are the 13 source positions" in app.error[0].value
+    assert "decoder's 16 rows" in app.error[0].value
+    spec = chart(app, "leak_bug_swap")
+    assert len(spec["data"][0]["y"]) == 13  # source tokens are the rows of the swapped "cross-attention"
+    assert metric(app, "Largest weight on later target tokens").value != "0.0%"
+
+
+def test_unscaled_entropy_drops(app):
+    app.radio(key="leak_bug").set_value("unscaled").run()
+    assert not app.exception and not app.error
+    healthy = float(metric(app, "Mean row entropy, healthy").value.split()[0])
+    broken = float(metric(app, "Mean row entropy, no scaling").value.split()[0])
+    assert broken < healthy
+    chart(app, "leak_bug_entropy")
