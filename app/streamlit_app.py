@@ -19,7 +19,10 @@ SCREENS = Path(__file__).resolve().parent / "screens"
 PAGES = [("explore", "Explore", "", ":material/search:"), ("leakage_lab", "Leakage lab", "Leakage_lab", None),
          ("alignment", "Alignment", "Alignment", None), ("heads", "Heads", "Heads", None)]
 
-st.set_page_config(page_title="Attention Lens", page_icon=":material/search:", layout="wide")
+# The tab's icon is a file of ours, served by this server: a material-icon or emoji favicon makes the browser fetch
+# it from fonts.gstatic.com or a CDN on every rerun (an error offline).
+ICON = Path(__file__).resolve().parents[1] / "assets" / "favicon.png"
+st.set_page_config(page_title="Attention Lens", page_icon=str(ICON), layout="wide")
 page = st.navigation([st.Page(str(SCREENS / f"{module}.py"), title=title, icon=icon, default=not url,
                               **({"url_path": url} if url else {}))
                       for module, title, url, icon in PAGES])

@@ -23,14 +23,19 @@ def share_bar(source_share: float, step: int) -> go.Figure:
 
 
 def ablation_probs(tokens: list[str], before: list[float], after: list[float]) -> go.Figure:
-    """Per step, the probability of the original token with every head on and with the heads switched off."""
-    x = [f"{i + 1} {t}" for i, t in enumerate(tokens)]
+    """Per step, the probability of the original token with every head on and with the heads switched off.
+    The x axis names each step's token (position first, so a repeated token stays its own category); the
+    margins grow to hold the rotated token labels and the y axis title beside its tick labels (automargin)."""
+    x = [f"{i + 1} {t.replace('▁', ' ').strip() or t}" for i, t in enumerate(tokens)]
     fig = go.Figure([go.Bar(x=x, y=before, name="all heads on", marker_color="#7b8794"),
                      go.Bar(x=x, y=after, name="heads switched off", marker_color="#d9480f")])
-    fig.update_layout(barmode="group", height=260, margin=dict(l=4, r=4, t=28, b=4),
-                      yaxis=dict(range=[0, 1], title="p(original token)"),
+    fig.update_layout(barmode="group", height=300, margin=dict(l=64, r=8, t=36, b=72),
                       title=dict(text="Probability of each original token", font=dict(size=13)),
-                      legend=dict(orientation="h", y=1.15, x=1, xanchor="right"))
+                      legend=dict(orientation="h", y=1.12, x=1, xanchor="right"))
+    fig.update_xaxes(type="category", tickmode="array", tickvals=x, ticktext=x, tickangle=-45, automargin=True,
+                     title=dict(text="step and its token", standoff=8))
+    fig.update_yaxes(range=[0, 1], tickformat=".0%", automargin=True, title=dict(text="p(original token)",
+                                                                                 standoff=10))
     return fig
 
 
@@ -41,6 +46,7 @@ def loss_grid(increase: np.ndarray, title: str) -> go.Figure:
                                y=[f"L{la + 1}" for la in range(layers)], colorscale="Reds", zmin=0,
                                text=np.vectorize(lambda v: f"{v:+.3f}")(increase),
                                texttemplate="%{text}", colorbar=dict(title="loss +")))
-    fig.update_layout(height=80 + 50 * layers, margin=dict(l=4, r=4, t=28, b=4), title=dict(text=title),
-                      yaxis=dict(autorange="reversed"))
+    fig.update_layout(height=110 + 50 * layers, margin=dict(l=8, r=8, t=32, b=8), title=dict(text=title),
+                      xaxis=dict(title=dict(text="head"), side="bottom", automargin=True),
+                      yaxis=dict(title=dict(text="layer"), autorange="reversed", automargin=True))
     return fig

@@ -49,12 +49,14 @@ def _present_toggled() -> None:
     st.session_state[ctl.K_VIEW_KEEP] = "head" if st.session_state[ctl.K_PRESENT] else "mean"
 
 
-def top_row(engine) -> tuple[str, dict | None, bool]:
+def top_row(engine, model_key: str) -> tuple[str, dict | None, bool]:
     cols = st.columns([2.1, 5.0, 1, 1.6], vertical_alignment="bottom")
     source, _, chosen = state.text_inputs(engine, cols=cols[:2])
     tour.start_button(cols[2])
     present = cols[3].toggle("Present", key=ctl.K_PRESENT, on_change=_present_toggled,
                              help="Large text, one picture at a time, no sidebar (also `present=1` in the link).")
+    if present:  # the sidebar is hidden: its model and mode here
+        ctl.present_menu(cols[3], model_key)
     return source, chosen, present
 
 
@@ -77,7 +79,7 @@ def main() -> None:
         "Attention Lens", "Watch a Transformer translate one token at a time, with every attention map it computed.")
     options = ctl.decoding_ui()
     tour.panel()
-    source, chosen, present = top_row(engine)
+    source, chosen, present = top_row(engine, model_key)
     vocabulary.source_help(engine, source)  # unknown words named, the words it knows (E-LAB)
     if st.session_state.get(K_PRESET_SEEN) == url.LINKED:  # a session's first run keeps what its link asked for
         st.session_state[K_PRESET_SEEN] = chosen["id"] if chosen else state.CUSTOM

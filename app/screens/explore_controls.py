@@ -43,37 +43,48 @@ CSS = """<style>
 .lens-chip.special{font-style:italic;color:#7b8794;background:#f5f7fa;border-style:dotted}
 .lens-label{color:#52606d;font-size:.85em;margin-right:.4em}
 .st-key-stepbar button{padding-left:.5rem;padding-right:.5rem}
+.st-key-stepbar button [data-testid='stMarkdownContainer']{position:absolute;width:1px;height:1px;overflow:hidden;
+  clip-path:inset(50%);white-space:nowrap}
 """ + bars.CSS + "</style>"
 # Presenter mode: no sidebar, everything at least PRESENT_PX.
 PRESENT_CSS = f"""<style>
 [data-testid='stSidebar'],[data-testid='stSidebarCollapsedControl'],[data-testid='stExpandSidebarButton'],
 .block-container [data-testid='stHeading']{{display:none}}
 .lens-chip,.lens-label,.lens-topk,[data-testid='stCaptionContainer'],[data-testid='stMarkdownContainer'] p,
-[data-testid='stWidgetLabel'] p,.stButton p,[data-testid='stSegmentedControl'] p{{font-size:{PRESENT_PX}px !important}}
+[data-testid='stWidgetLabel'] p,.stButton p,[data-testid='stSegmentedControl'] p,[data-baseweb='select'] div,
+[data-testid='stPopover'] button p{{font-size:{PRESENT_PX}px !important}}
+[data-baseweb='select'] > div{{min-height:2.8rem}}
+[data-testid='stSegmentedControl'] button,.stButton button{{min-height:2.8rem}}
 </style>"""
 
 # Page-level keys (Streamlit has none): a script run in the page itself (st.html, as app/render/preload.py does;
 # an iframe cost the page a document and a chunk of its own) listens on the page and clicks the step bar's
 # buttons, and gives them their tooltips (a button's `help` makes Streamlit draw it twice). Typing in a box is
-# left alone. The previous listener is removed first (one per page).
+# left alone. It listens in the capture phase, before the focused control: a toggle or a segmented control that
+# keeps the focus after a click (checkbox inputs, button groups that use the arrows themselves) used to swallow
+# the keys. The previous listener is removed first (one per page).
 KEYS_JS = """<script>
 const doc = window.parent.document;
 const keys = {ArrowRight: 'next', ArrowLeft: 'back', Home: 'reset', End: 'end', ' ': 'play'};
 const tips = {next: 'Next step (→)', back: 'Back one step (←)', reset: 'First step (Home)',
               end: 'Last step (End)', play: 'Play / pause (space)'};
 const titles = () => Object.entries(tips).forEach(([k, t]) => {
-  const b = doc.querySelector('.st-key-' + k + ' button'); if (b) b.title = t; });
+  const b = doc.querySelector('.st-key-' + k + ' button'); if (!b) return;
+  b.title = t; b.setAttribute('aria-label', t);
+  b.querySelectorAll('[data-testid=stIconMaterial]').forEach((i) => i.setAttribute('aria-hidden', 'true')); });
 if (window.parent.lensTips) clearInterval(window.parent.lensTips);
 window.parent.lensTips = setInterval(titles, 1000);
-if (window.parent.lensKeys) doc.removeEventListener('keydown', window.parent.lensKeys);
+const typing = (t) => t && (t.isContentEditable || ['TEXTAREA', 'SELECT'].includes(t.tagName)
+  || (t.tagName === 'INPUT' && !['checkbox', 'radio', 'button'].includes(t.type))
+  || ['slider', 'combobox', 'listbox', 'option'].includes(t.getAttribute('role')));
+if (window.parent.lensKeys) doc.removeEventListener('keydown', window.parent.lensKeys, true);
 window.parent.lensKeys = (e) => {
-  const t = e.target, name = keys[e.key];
-  if (!name || e.altKey || e.ctrlKey || e.metaKey || (t && (t.isContentEditable
-      || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName) || t.getAttribute('role') === 'slider'))) return;
+  const name = keys[e.key];
+  if (!name || e.altKey || e.ctrlKey || e.metaKey || typing(e.target)) return;
   const b = doc.querySelector('.st-key-' + name + ' button');
-  if (b && !b.disabled) { e.preventDefault(); b.click(); }
+  if (b && !b.disabled) { e.preventDefault(); e.stopPropagation(); b.click(); }
 };
-doc.addEventListener('keydown', window.parent.lensKeys);
+doc.addEventListener('keydown', window.parent.lensKeys, true);
 </script>"""
 
 
@@ -113,6 +124,25 @@ def present_fonts(fig, px: int = PRESENT_PX):
     fig.update_annotations(font_size=px)
     fig.update_traces(textfont_size=px, selector=dict(type="bar"))
     return fig
+
+
+def _pick(widget_key: str, shared_key: str) -> None:
+    st.session_state[shared_key] = st.session_state[widget_key]
+
+
+def present_menu(container, model_key: str) -> None:
+    """Presenter mode hides the sidebar: its model and decoding mode, in a popover on the page instead (their
+    own keys, copied into the sidebar's widgets' keys by callbacks, which run before the sidebar is drawn)."""
+    from app import registry  # the model list; explore_controls is otherwise free of it
+
+    keys = list(dict.fromkeys([model_key, *(e.key for e in registry.entries())]))
+    titles = {e.key: e.title for e in registry.entries()}
+    with container.popover("Model & mode", icon=":material/tune:", width="stretch"):
+        st.session_state["present_model"], st.session_state["present_mode"] = model_key, st.session_state[K_MODE]
+        st.selectbox("Model", keys, key="present_model", format_func=lambda k: titles.get(k, k),
+                     on_change=_pick, args=("present_model", state.K_MODEL))
+        st.radio("Mode", list(MODES), key="present_mode", format_func=MODES.get, on_change=_pick,
+                 args=("present_mode", K_MODE))
 
 
 # ---- sidebar: decoding options ----------------------------------------------------------------------------
@@ -203,14 +233,17 @@ def step_bar(m: int) -> int:
     playing = bool(st.session_state.get(K_PLAY))
     bar = st.container(key="stepbar")
     cols = bar.columns([0.75, 0.75, 0.9, 0.75, 0.75, 1.15, 3.6], vertical_alignment="center", gap="small")
-    buttons = [("reset", ":material/first_page:", 1, step <= 1),
-               ("back", ":material/chevron_left:", step - 1, step <= 1),
-               ("next", ":material/chevron_right:", step + 1, step >= m), ("end", ":material/last_page:", m, step >= m)]
-    for col, (key, icon, target, off) in zip(cols, buttons):
-        col.button(icon, key=key, on_click=_set_step, args=(target, m), disabled=off, width="stretch",
+    # Each button's name is words, not its icon's ligature ("chevron_right" to a screen reader): shown to screen
+    # readers and hidden on screen by CSS (.lens-sr), the icon drawn beside it.
+    buttons = [("reset", "First step", ":material/first_page:", 1, step <= 1),
+               ("back", "Back one step", ":material/chevron_left:", step - 1, step <= 1),
+               ("next", "Next step", ":material/chevron_right:", step + 1, step >= m),
+               ("end", "Last step", ":material/last_page:", m, step >= m)]
+    for col, (key, name, icon, target, off) in zip(cols, buttons):
+        col.button(name, icon=icon, key=key, on_click=_set_step, args=(target, m), disabled=off, width="stretch",
                    type="primary" if key == "next" else "secondary")
-    cols[4].button(":material/pause:" if playing else ":material/play_arrow:", key="play", width="stretch",
-                   on_click=_toggle_play, args=(m,), disabled=m <= 1)
+    cols[4].button("Pause" if playing else "Play", icon=":material/pause:" if playing else ":material/play_arrow:",
+                   key="play", width="stretch", on_click=_toggle_play, args=(m,), disabled=m <= 1)
     if K_SPEED not in st.session_state:
         st.session_state[K_SPEED] = 1.0
     cols[5].selectbox("Speed", SPEEDS, key=K_SPEED, format_func=lambda s: f"{s:g} s", label_visibility="collapsed",

@@ -98,6 +98,8 @@ def apply(params: dict[str, str]) -> list[str]:
             ss[K_VIEW_ASKED] = ss.get(K_VIEW_ASKED, False) or name == "view"
         except (ValueError, KeyError) as exc:
             notices.append(f"`{name}={raw[:40]}` cannot be used ({exc or 'not valid'}); the default is shown.")
+    if ss.get(ctl.K_PRESENT) and params.get("present") == "1" and "view" not in params:
+        ss[ctl.K_VIEW_KEEP] = "head"  # presenter mode opens on one head, as its toggle does
     if "text" in params and K_SOURCE in ss:
         match = next((p for p in presets() if p["source"] == ss[K_SOURCE]), None)
         ss[K_PRESET] = ss[K_PRESET_SEEN] = match["id"] if match else CUSTOM  # the link's view, not the hint

@@ -35,6 +35,14 @@ def open_head(kind: str, layer: int, head: int) -> None:
     st.switch_page(EXPLORE)
 
 
+def count_text(engine) -> str:
+    """How many heads are switched off in turn: "3 kinds × 3 layers × 4 heads" (or each kind's layers)."""
+    enc, dec, h = engine.n_encoder_layers, engine.n_decoder_layers, engine.n_heads
+    if enc == dec:
+        return f"3 kinds × {dec} layers × {h} heads = {3 * dec * h} heads"
+    return f"{enc} encoder + 2 × {dec} decoder layers × {h} heads = {(enc + 2 * dec) * h} heads"
+
+
 def kind_grid(code: str, heads: list[dict], n_layers: int, n_heads: int) -> None:
     increase = np.zeros((n_layers, n_heads))
     for h in heads:
@@ -61,9 +69,8 @@ def main() -> None:
         st.session_state[K_ASKED] = (model_key, n)
         asked = True
     if not asked:
-        layers = engine.n_encoder_layers + 2 * engine.n_decoder_layers
-        st.caption(f"Decodes the first {n} test pairs once per head ({layers} layers × {engine.n_heads} heads), "
-                   f"teacher forcing as the model was trained.")
+        st.caption(f"Decodes the first {n} test pairs once per head ({count_text(engine)}), teacher forcing as "
+                   f"the model was trained.")
         return
     try:
         result = services.head_ranking(model_key, n)

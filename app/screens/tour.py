@@ -9,7 +9,7 @@ import streamlit as st
 from app.screens import explore_url as url
 
 K_TOUR = "tour_stop"
-LEAKAGE_PAGE = "screens/leakage_lab.py"
+LEAKAGE_PAGE, EXPLORE_PAGE = "screens/leakage_lab.py", "screens/explore.py"
 STOPS = [
     {"title": "Which word resolves 'bank'?",
      "text": "Encoder self-attention, layer 1 head 3: the row of 'bank' puts almost all of its weight (0.99) on "
@@ -60,12 +60,16 @@ def start_button(container) -> None:
     container.button(":material/school: Tour", key="tour_start", on_click=go, args=(0,), width="stretch")
 
 
-def panel() -> None:
-    """The current stop's explanation and Back / Next (nothing when no tour is on)."""
+def panel(page: str = EXPLORE_PAGE) -> None:
+    """The current stop's explanation and Back / Next (nothing when no tour is on), on `page`; a stop that is
+    shown on the other page (a Leakage lab stop seen from Explore, or back) opens that page, so every stop
+    shows what it describes."""
     i = st.session_state.get(K_TOUR)
     if i is None:
         return
     stop = STOPS[i]
+    if (LEAKAGE_PAGE if "leakage" in stop else EXPLORE_PAGE) != page:
+        st.switch_page(LEAKAGE_PAGE if "leakage" in stop else EXPLORE_PAGE)
     box = st.container(border=True, key="tour")
     cols = box.columns([8, 1, 1, 1], vertical_alignment="center")
     cols[0].markdown(f"**Tour {i + 1}/{len(STOPS)} · {stop['title']}** {stop['text']}")
@@ -74,5 +78,3 @@ def panel() -> None:
     cols[2].button(":material/arrow_forward:", key="tour_next", on_click=go, args=(i + 1,),
                    disabled=i == len(STOPS) - 1, width="stretch")
     cols[3].button(":material/close:", key="tour_end", on_click=leave, width="stretch")
-    if "leakage" in stop:
-        cols[0].page_link(LEAKAGE_PAGE, label="Open the Leakage lab", icon=":material/arrow_outward:")
