@@ -31,7 +31,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
     options = DecodeOptions(mode="teacher_forced" if args.target else args.decode, causal=not args.no_causal_mask,
                             shift=not args.no_shift, beam_size=args.beam, temperature=args.temperature,
                             top_k=args.top_k, seed=args.seed, max_len=args.max_len, ablate=tuple(args.ablate),
-                            contributions=args.contributions)
+                            contributions=args.contributions, lens=args.lens, saliency=args.saliency)
     trace = engine.trace(read_stdin_or(args.text), target=args.target, options=options)
     trace.save(Path(args.out))
     for w in trace.options.get("warnings", []):
@@ -64,6 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ablate", action="append", default=[], metavar="KIND:LAYER:HEAD",
                    help="switch a head off (KIND enc|dec|cross, 1-based, * = all); repeatable")
     p.add_argument("--contributions", action="store_true", help="add the contributions object to the Trace")
+    p.add_argument("--lens", action="store_true", help="add the logit lens of every decoder row (the lens object)")
+    p.add_argument("--saliency", action="store_true",
+                   help="add every row's integrated gradients / input x gradient and their agreement with each "
+                        "cross-attention head (the saliency object)")
     p.add_argument("--out", required=True, help="the trace file; with --data, a folder")
     p.set_defaults(func=cmd_trace)
 

@@ -58,6 +58,13 @@ class Trace:
     # Optional (asked for): {"method", "norm_weighted": {kind: array}, "rollout": {kind: array},
     # "source_share": (m,)}, arrays shaped as the attention of the same kind (model.analysis.contributions).
     contributions: dict[str, Any] | None = None
+    # Optional (asked for: DecodeOptions.lens / .saliency, `trace --lens` / `--saliency`), JSON-ready objects:
+    # `lens` per decoder row and layer the top-k tokens of the logit lens, the chosen token's probability and
+    # rank, the first layer from which it stays top-1 (model.analysis.lens); `saliency` per decoder row the
+    # integrated gradients and input x gradient over the source and target prefix, their completeness and the
+    # Spearman correlation with every cross-attention head (model.analysis.saliency). Both docstrings give the keys.
+    lens: dict[str, Any] | None = None
+    saliency: dict[str, Any] | None = None
     version: int = VERSION
 
     def __post_init__(self) -> None:
@@ -98,6 +105,9 @@ class Trace:
             d["contributions"] = {"method": c["method"],
                                   **{g: {k: c[g][k].tolist() for k in KINDS} for g in CONTRIBUTION_GROUPS},
                                   "source_share": c["source_share"].tolist()}
+        for key in ("lens", "saliency"):
+            if getattr(self, key) is not None:
+                d[key] = getattr(self, key)
         return d
 
     @classmethod
@@ -119,7 +129,8 @@ class Trace:
                        steps=tuple(Step.from_dict(s) for s in d["steps"]),
                        beams=tuple(cls.from_dict(b) for b in d.get("beams", [])),
                        beam_steps=tuple(tuple(s) for s in d.get("beam_steps", [])),
-                       contributions=read_contributions(d.get("contributions")), **arrays)
+                       contributions=read_contributions(d.get("contributions")), lens=d.get("lens"),
+                       saliency=d.get("saliency"), **arrays)
         except (TypeError, KeyError, ValueError, AttributeError, OverflowError, RecursionError) as exc:
             raise ValueError(f"trace: malformed ({type(exc).__name__}: {exc})") from exc
 
@@ -221,6 +232,13 @@ def validate(t: Trace) -> None:
         if t.contributions["source_share"].shape != (m,):
             raise ValueError(f"trace: contributions source_share has shape {t.contributions['source_share'].shape}, "
                              f"not ({m},)")
+    if t.lens is not None or t.saliency is not None:  # imported here: model.analysis imports model.engine
+        from model.analysis import lens, saliency
+
+        if t.lens is not None:
+            lens.check(t.lens, m, t.cross_attention.shape[0])
+        if t.saliency is not None:
+            saliency.check(t.saliency, m, n)
 
 
 def read_contributions(d: Any) -> dict[str, Any] | None:

@@ -1,0 +1,106 @@
+"""The logit lens and gradient saliency on a Hugging Face seq2seq model, from the model's own modules.
+
+Lens: the decoder's hidden states (`output_hidden_states=True`: the embeddings, then each layer's output; the
+last one after the decoder's final norm where the family has one) through that final norm (T5 / mT5:
+`final_layer_norm`; mBART / Pegasus / M2M-100: `layer_norm`; Marian / BART are post-LN and have none) and the
+output projection as the model applies it (`lm_head`, plus `final_logits_bias` where the model has one; T5 with
+tied embeddings first scales by d_model^-0.5). Checked on every call: the projection of the last hidden state
+must give the model's own logits, or the lens is refused rather than shown wrong.
+
+Saliency: the model run from `inputs_embeds` / `decoder_inputs_embeds`. Families differ in where the embedding
+scale (sqrt(d_model)) is applied to embeddings passed in, so the scale that reproduces the model's own logits
+from ids is found by trying it (model.engine.gradients).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from model.engine.errors import ModelInputError
+from model.engine.gradients import EmbeddedStep
+from model.engine.masks import full_mask
+from model.engine.runs import RawRun
+from model.hf.ablation import ablating
+from model.hf.probes import additive_mask
+
+AGREE = 1e-4  # largest logit difference accepted between the lens's last layer and the model's own logits
+
+
+def _final_norm(model: Any) -> Any:
+    decoder = model.get_decoder()
+    return getattr(decoder, "final_layer_norm", None) or getattr(decoder, "layer_norm", None)
+
+
+def project(model: Any, h: torch.Tensor) -> torch.Tensor:
+    """(..., d_model) after the final norm -> (..., V) logits, as the model's own head computes them."""
+    if str(model.config.model_type) in ("t5", "mt5") and model.config.tie_word_embeddings:
+        h = h * model.config.d_model ** -0.5
+    logits = model.get_output_embeddings()(h)
+    bias = getattr(model, "final_logits_bias", None)
+    return logits + bias if bias is not None else logits
+
+
+def _decoder_mask(causal: bool, length: int, batch: int, dtype: torch.dtype) -> dict[str, torch.Tensor]:
+    if causal:
+        return {}
+    return {"decoder_attention_mask": additive_mask(full_mask(length), dtype).expand(batch, 1, length, length)}
+
+
+@torch.no_grad()
+def layer_logits(model: Any, run: RawRun, causal: bool, keep: dict[str, torch.Tensor | None]) -> torch.Tensor:
+    """Replay the run in one pass with the same heads off -> (L_dec, m, V); the last row is the model's logits."""
+    src, dec = torch.tensor([run.src_ids]), torch.tensor([run.dec_in_ids])
+    with ablating(model, keep):
+        out = model(input_ids=src, attention_mask=torch.ones_like(src), decoder_input_ids=dec, use_cache=False,
+                    output_hidden_states=True, **_decoder_mask(causal, dec.shape[1], 1, model.dtype))
+    hidden = out.decoder_hidden_states  # L + 1: embeddings, then every layer's output
+    gap = (project(model, hidden[-1][0]) - out.logits[0]).abs().max().item()
+    if gap > AGREE:
+        raise ModelInputError(f"the logit lens is not available for this {model.config.model_type} model: its "
+                              f"output head could not be reproduced (logits differ by {gap:.2g})")
+    norm = _final_norm(model)
+    rows = [project(model, norm(h[0]) if norm is not None else h[0]) for h in hidden[1:-1]]
+    return torch.stack([*rows, out.logits[0]])
+
+
+def embedded_step(model: Any, run: RawRun, t: int, chosen: int, causal: bool, pad: int,
+                  keep: dict[str, torch.Tensor | None]) -> EmbeddedStep:
+    """Row t of the run and its chosen id, as a function of the embeddings (pad: the padding id)."""
+    dec_ids = run.dec_in_ids[: t + 1] if causal else run.dec_in_ids
+    n, length = len(run.src_ids), len(dec_ids)
+    src_table, tgt_table = model.get_encoder().embed_tokens, model.get_decoder().embed_tokens
+
+    def run_from(source: torch.Tensor, prefix: torch.Tensor, scales: tuple[float, float]) -> torch.Tensor:
+        batch = source.shape[0]
+        with ablating(model, keep):
+            out = model(inputs_embeds=source * scales[0], attention_mask=torch.ones(batch, n, dtype=torch.long),
+                        decoder_inputs_embeds=prefix * scales[1], use_cache=False,
+                        **_decoder_mask(causal, length, batch, model.dtype))
+        return out.logits[:, t, chosen]
+
+    with torch.no_grad():
+        src_ids, ids = torch.tensor([run.src_ids]), torch.tensor([dec_ids])
+        source, prefix = src_table(src_ids)[0], tgt_table(ids)[0]
+        with ablating(model, keep):
+            want = model(input_ids=src_ids, attention_mask=torch.ones_like(src_ids), decoder_input_ids=ids,
+                         use_cache=False, **_decoder_mask(causal, length, 1, model.dtype)).logits[0, t, chosen]
+        candidates = [(a, b) for a in _scales(model.get_encoder()) for b in _scales(model.get_decoder())]
+        scales = next((c for c in candidates
+                       if abs(run_from(source[None], prefix[None], c).item() - want.item()) <= AGREE), None)
+        if scales is None:
+            raise ModelInputError(f"gradient saliency is not available for this {model.config.model_type} model: "
+                                  f"a pass from its embeddings does not reproduce its logits")
+        base = torch.tensor([pad])
+
+        source_baseline = src_table(base).expand(n, -1).clone()
+        prefix_baseline = tgt_table(base).expand(length, -1).clone()
+    return EmbeddedStep(source=source, prefix=prefix, source_baseline=source_baseline,
+                        prefix_baseline=prefix_baseline, logit=lambda s, p: run_from(s, p, scales))
+
+
+def _scales(stack: Any) -> tuple[float, ...]:
+    """1.0, and the stack's own embedding scale where it has one other than 1."""
+    scale = getattr(stack, "embed_scale", None)
+    return (1.0,) if not isinstance(scale, (int, float)) or scale == 1.0 else (1.0, float(scale))
