@@ -52,6 +52,15 @@ class BuiltinStepper(Stepper):
     def reorder(self, index: torch.Tensor) -> None:
         self.caches = [c.select(index) for c in self.caches]
 
+    def cache_rows(self) -> list[tuple[int, int]]:
+        return [(0 if c.self_k is None else c.self_k.shape[2], c.cross_k.shape[2]) for c in self.caches]
+
+    def recompute(self, prefix: torch.Tensor):
+        out = self.model.decode(prefix, self.enc, causal_mask(prefix.shape[1]), need_weights=True, keep=self.keep,
+                                bugs=self.bugs)  # caches=None: the cross keys/values are projected again too
+        return (out.logits[:, -1], [w[:, :, -1:] for w in out.self_attentions],
+                [w[:, :, -1:] for w in out.cross_attentions])
+
     def contribution_parts(self, b: int, run: RawRun) -> ContributionParts:
         """Row b's decoder replayed in one pass over this batch's encoding (the encoder is not run again)."""
         n = len(run.src_ids)
@@ -180,6 +189,11 @@ class BuiltinEngine(Engine):
         return teacher_forced_batch(self.model, srcs, labels, options.causal, options.shift, need_weights,
                                     self.head_masks(options), need_parts=options.contributions,
                                     bugs=bugs_of(options))
+
+    def decoder_dims(self) -> dict[str, int]:
+        cfg = self.cfg
+        return {"d_model": cfg.d_model, "d_attn": cfg.d_model, "d_ff": cfg.d_ff, "ff_matrices": 2,
+                "vocab": cfg.tgt_vocab_size}
 
     def start_decoding(self, srcs: list[list[int]], options: DecodeOptions, need_weights: bool) -> Stepper:
         self.check_bugs(options)

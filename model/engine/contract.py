@@ -184,6 +184,11 @@ class Engine(ABC):
             raise ModelInputError(self.switch_notes.get("shift", f"{self.name}: the right shift cannot be "
                                                                  f"switched off"))
 
+    def decoder_dims(self) -> dict[str, int]:
+        """The decoder's sizes, for counting its work (model.analysis.kv_cache): d_model, d_attn (heads x d_k),
+        d_ff, ff_matrices (2; 3 for a gated feed-forward) and vocab. A family that cannot tell says so."""
+        raise ModelInputError(f"{self.name}: this {self.family} model does not report its decoder's sizes")
+
     def check_bugs(self, options: DecodeOptions) -> None:
         """Raise ModelInputError, with the family's reason, for a bug switch this family cannot compute; and for
         contributions of a run with a bug switch on (their replay would run the healthy computation)."""

@@ -95,6 +95,18 @@ class Stepper(ABC):
     def reorder(self, index: torch.Tensor) -> None:
         """Make the cache follow the kept rows: row i of the next step continues row index[i] of this one."""
 
+    @abstractmethod
+    def cache_rows(self) -> list[tuple[int, int]]:
+        """Per decoder layer, the positions its cache holds now, read off the cached tensors themselves:
+        (self-attention key/value rows, cross-attention key/value rows). Before the first step a family shows what
+        it has made so far: ours the cross-attention keys/values, (0, n) per layer; Hugging Face nothing, []."""
+
+    @abstractmethod
+    def recompute(self, prefix: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
+        """prefix (width, T): every decoder position from scratch, without the cache (and without changing it),
+        reusing only the encoder output -> the last position's (logits (width, V), decoder self-attention per
+        layer (width, h, 1, T), cross-attention per layer (width, h, 1, n)), as `step` returns them."""
+
     def contribution_parts(self, b: int, run: RawRun) -> ContributionParts | None:
         """The ContributionParts of row b's finished run, reusing this batch's encoding; None (the default):
         the engine replays the run instead (Engine.contribution_parts)."""

@@ -87,6 +87,21 @@ class HFStepper(Stepper):
     def reorder(self, index: torch.Tensor) -> None:
         self.cache.reorder_cache(index)
 
+    def cache_rows(self) -> list[tuple[int, int]]:
+        if self.cache is None:  # the model makes its cache, cross-attention keys and values too, at step 0
+            return []
+        parts = (self.cache.self_attention_cache.layers, self.cache.cross_attention_cache.layers)
+        return [tuple(0 if layer.keys is None else int(layer.keys.shape[-2]) for layer in pair)
+                for pair in zip(*parts)]
+
+    def recompute(self, prefix: torch.Tensor):
+        enc, keep = self.enc, self.keep
+        with ablating(self.model, self.head_keep):
+            out = self.model(encoder_outputs=enc, attention_mask=keep, decoder_input_ids=prefix, use_cache=False,
+                             output_attentions=True)
+        return (out.logits[:, -1], [w[:, :, -1:] for w in out.decoder_attentions],
+                [w[:, :, -1:] for w in out.cross_attentions])
+
 
 class HFEngine(Engine):
     """One Hugging Face seq2seq model and its tokenizer. Build with `HFEngine.load(folder_or_hub_id)`."""
@@ -234,6 +249,15 @@ class HFEngine(Engine):
         """Baseline: the padding id's embedding (the end id's for a model without one)."""
         return lens.embedded_step(self.model, run, t, chosen, options.causal or options.mode != "teacher_forced",
                                   self.pad_id if self.pad_id is not None else self.end_id, self.head_masks(options))
+
+    def decoder_dims(self) -> dict[str, int]:
+        """From the config: BART / Marian / M2M-100 name decoder_ffn_dim; T5 d_ff, d_kv (its heads x d_kv need
+        not equal d_model) and a gated feed-forward (three matrices) in v1.1 and mT5."""
+        c = self.model.config
+        d_kv = getattr(c, "d_kv", None)
+        return {"d_model": int(c.d_model), "d_attn": int(self.n_heads * d_kv) if d_kv else int(c.d_model),
+                "d_ff": int(getattr(c, "decoder_ffn_dim", None) or c.d_ff),
+                "ff_matrices": 3 if getattr(c, "is_gated_act", False) else 2, "vocab": int(self.vocab_size)}
 
     def start_decoding(self, srcs: list[list[int]], options: DecodeOptions, need_weights: bool) -> Stepper:
         self.check_bugs(options)
