@@ -86,8 +86,7 @@ def main() -> None:
     apply_preset_hint(chosen)
     st.session_state[K_NOTE] = chosen["note"] if chosen else None
     teacher = options.mode == "teacher_forced"
-    if teacher:  # never opens on an error: an empty reference becomes the model's own translation
-        panels.prefill_reference(model_key, source)
+    panels.prefill_reference(model_key, source, teacher)  # teacher forcing never opens on an error
     target = state.target_input() if teacher else None
     if teacher:
         panels.reference_help(engine, target)

@@ -10,6 +10,7 @@ from app.render import bars, beams
 from app.screens.explore_controls import K_FORCED, K_STEP, chips, joined
 
 K_FORCE_MISS, K_OWN, K_FORCE_AT = "force_miss", "reference_own", "force_at"
+K_WAS_TEACHER, K_OWN_FOR = "was_teacher", "reference_own_for"  # when the reference box is filled
 
 
 def _unforce() -> None:
@@ -165,13 +166,18 @@ def own_translation(model_key: str, source: str) -> str:
     return services.get_engine(model_key).detokenize([s.id for s in trace.steps])
 
 
-def prefill_reference(model_key: str, source: str) -> bool:
-    """Teacher forcing with no reference opens on the model's own translation (the box stays editable), so the
-    mode never starts on an error; returns whether it filled the box. Call before the reference box is drawn."""
-    if str(st.session_state.get(state.K_TARGET) or "").strip():
-        return False
-    st.session_state[state.K_TARGET] = st.session_state[K_OWN] = own_translation(model_key, source)
-    return bool(st.session_state[state.K_TARGET])
+def prefill_reference(model_key: str, source: str, teacher: bool) -> None:
+    """Teacher forcing opens on the model's own translation when its box is empty (the box stays editable), so
+    choosing the mode, or a new sentence in it, never starts on an error; a box the user empties afterwards
+    stays empty. Call on every run, before the reference box is drawn."""
+    ss, at = st.session_state, (model_key, source)
+    arrived = not ss.get(K_WAS_TEACHER) or ss.get(K_OWN_FOR) != at
+    ss[K_WAS_TEACHER] = teacher
+    if not teacher:
+        return
+    ss[K_OWN_FOR] = at
+    if arrived and not str(ss.get(state.K_TARGET) or "").strip():
+        ss[state.K_TARGET] = ss[K_OWN] = own_translation(model_key, source)
 
 
 def unknown_reference_words(engine, target: str) -> list[tuple[str, list[str]]]:
