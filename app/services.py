@@ -14,9 +14,10 @@ import pandas as pd
 import streamlit as st
 
 from app import registry
-from model.analysis import alignment, bug_meters
+from model.analysis import alignment, bug_meters, kv_cache
 from model.analysis.ablation import rank_heads
 from model.analysis.bug_meters import row_sums, sharpness, swap_meter
+from model.analysis.kv_cache import Measured, expected_rows, generation_macs, step_macs
 from model.analysis.leakage import (
     CARD_SAMPLE,
     LeakageMeter,
@@ -34,6 +35,7 @@ from model.engine.text import UNKNOWN_WORDS
 from model.engine.trace import KINDS
 
 __all__ = ["BUG_EXPLAIN", "equal_length_target", "row_sums", "sharpness", "swap_meter",
+           "expected_rows", "generation_macs", "kv_dims", "kv_measure", "step_macs",
            "KINDS", "UNKNOWN_WORDS", "CheckpointError", "DecodeOptions", "Engine", "LeakageMeter", "ModelInputError",
            "Trace", "alignment", "alignment_report", "get_engine", "get_trace", "measure", "options_key",
            "head_ranking", "probe_sentence", "repetition", "sample_measures", "train_log",
@@ -125,3 +127,17 @@ def uploaded_alignment(model_key: str, tsv_text: str) -> alignment.UploadReport:
 def equal_length_target(model_key: str, source: str, target: str) -> str | None:
     """The reference cut to the source's token count, for the swapped cross-attention (model.analysis.bug_meters)."""
     return bug_meters.equal_length_target(get_engine(model_key), source, target)
+
+
+def kv_dims(model_key: str) -> kv_cache.Dims:
+    """The decoder sizes the key-value cache counts use."""
+    return kv_cache.dims_of(get_engine(model_key))
+
+
+@st.cache_data(max_entries=64, show_spinner="Timing a cached step against a recompute…")
+def kv_measure(model_key: str, normalised_source: str, out_ids: tuple[int, ...], step: int) -> Measured:
+    """A decoded run's step `step` (0-based) cached and recomputed, median of 5 (model.analysis.kv_cache): the
+    decoder reads the start token, then the run's own outputs."""
+    engine = get_engine(model_key)
+    src_ids = engine.prepare_source(normalised_source)[1]
+    return kv_cache.measure_step(engine, src_ids, [engine.start_id, *out_ids[:-1]], step)

@@ -14,7 +14,7 @@ import streamlit as st
 
 from app import exports, services, state
 from app.render import views
-from app.screens import charts, tour, vocabulary
+from app.screens import charts, kv_cache, tour, vocabulary
 from app.screens import explore_analysis as analysis
 from app.screens import explore_controls as ctl
 from app.screens import explore_panels as panels
@@ -226,6 +226,8 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
             if not teacher:
                 panels.force_ui(engine, shown, step, model_key)
     analysis.ablation_panel(model_key, source, target, options, shown)
+    if not present:
+        kv_cache.panel(model_key, shown, step)
     if options.mode == "beam" and not present:
         panels.beam_panel(trace, step, engine.special_pieces())
     link = url.write(url.current(model_key, source, target, options.mode, step, kind, view, layer, head))
