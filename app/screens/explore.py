@@ -19,6 +19,7 @@ from app.screens import explore_analysis as analysis
 from app.screens import explore_controls as ctl
 from app.screens import explore_panels as panels
 from app.screens import explore_url as url
+from app.screens import explore_why as why
 from app.services import CheckpointError, DecodeOptions, ModelInputError
 
 CAPTIONS = {
@@ -218,6 +219,8 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
                 analysis.head_off_button(model_key, kind, layer, head)
             if chosen_note := st.session_state.get(K_NOTE):
                 st.caption(f":material/lightbulb: {state.text(chosen_note)}")
+            if not present:  # why this token: logit lens, gradient saliency (issue 30)
+                why.why_panel(model_key, source, target, options, shown, step)
     with right:
         share = st.popover(":material/link: Copy link", width="stretch")
         panels.step_panel(engine, shown, step, teacher, forced, present)

@@ -1,0 +1,43 @@
+"""Explore's "why this token" panel (issue 30) under AppTest: off by default; the logit lens table and the
+gradient saliency row show the cached run's own lens and saliency objects at the step."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app import state
+from app.render import why
+from app.screens.explore_why import K_LENS, K_SALIENCY
+from model.engine import DecodeOptions
+from tests.app.test_app import CAT, ENTRY, array, figure
+
+
+@pytest.fixture
+def app(tiny_ckpt, monkeypatch) -> AppTest:
+    monkeypatch.setenv("LENS_MODEL_DIRS", str(tiny_ckpt))
+    monkeypatch.setenv("LENS_DEFAULT_MODEL", tiny_ckpt.name)
+    at = AppTest.from_file(ENTRY, default_timeout=90)
+    at.session_state["source"] = CAT
+    at.session_state["preset"] = "custom"
+    return at.run()
+
+
+def test_lens_and_saliency_at_the_step(app, tiny_engine):
+    assert not app.exception
+    assert not [c for c in app.get("plotly_chart") if c.proto.id.endswith("-why_saliency_row")]  # off by default
+    trace = tiny_engine.trace(CAT, options=DecodeOptions(lens=True, saliency=True))
+    step = 2
+    app.slider(key="step").set_value(step).run()
+    app.toggle(key=K_LENS).set_value(True).run()
+    app.toggle(key=K_SALIENCY).set_value(True).run()
+    assert not app.exception
+    chosen = trace.steps[step - 1].token
+    assert why.lens_html(trace.lens, step - 1, chosen, escape=state.text) in [h.proto.body for h in app.get("html")]
+    row = figure(app, "why_saliency_row")["data"][0]
+    expected = trace.saliency["steps"][step - 1]
+    np.testing.assert_allclose(array(row["z"])[0], expected["source"] + expected["prefix"], rtol=1e-6)
+    grid = array(figure(app, "why_agreement")["data"][0]["z"])
+    rho = np.array([[np.nan if v is None else v for v in layer] for layer in expected["spearman"]], dtype=float)
+    np.testing.assert_allclose(grid, rho, rtol=1e-6)
