@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from app import registry
-from model.analysis import alignment, bug_meters, kv_cache
+from model.analysis import alignment, bug_meters, exposure, kv_cache
 from model.analysis.ablation import rank_heads
 from model.analysis.bug_meters import row_sums, sharpness, swap_meter
 from model.analysis.kv_cache import Measured, expected_rows, generation_macs, step_macs
@@ -35,7 +35,7 @@ from model.engine.text import UNKNOWN_WORDS
 from model.engine.trace import KINDS
 
 __all__ = ["BUG_EXPLAIN", "equal_length_target", "row_sums", "sharpness", "swap_meter",
-           "expected_rows", "generation_macs", "kv_dims", "kv_measure", "step_macs",
+           "expected_rows", "generation_macs", "kv_dims", "kv_measure", "side_by_side", "step_macs",
            "KINDS", "UNKNOWN_WORDS", "CheckpointError", "DecodeOptions", "Engine", "LeakageMeter", "ModelInputError",
            "Trace", "alignment", "alignment_report", "get_engine", "get_trace", "measure", "options_key",
            "head_ranking", "probe_sentence", "repetition", "sample_measures", "train_log",
@@ -141,3 +141,9 @@ def kv_measure(model_key: str, normalised_source: str, out_ids: tuple[int, ...],
     engine = get_engine(model_key)
     src_ids = engine.prepare_source(normalised_source)[1]
     return kv_cache.measure_step(engine, src_ids, [engine.start_id, *out_ids[:-1]], step)
+
+
+@st.cache_data(max_entries=64, show_spinner="Running both programs…")
+def side_by_side(model_key: str, source: str, target: str, causal: bool, shift: bool) -> exposure.SideBySide:
+    """Teacher forcing and free running of one sentence, row by row (model.analysis.exposure)."""
+    return exposure.side_by_side(get_engine(model_key), source, target, causal, shift)

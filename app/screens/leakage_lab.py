@@ -14,13 +14,13 @@ import streamlit as st
 from app import registry, services, state
 from app.render import figures, views
 from app.render import leakage as lf
-from app.screens import leakage_bugs, tour, vocabulary
+from app.screens import leakage_bugs, leakage_exposure, tour, vocabulary
 from app.services import CheckpointError, DecodeOptions, ModelInputError
 
 TRIO = ("en-fr", "en-fr-no-causal-mask", "en-fr-no-shift")
 TRIO_PAIR = "en-fr"  # the language pair the three broken-model folders translate
 VIEWS = {"switches": "Switches & leakage meter", "probe": "Causality probe", "broken": "Broken models",
-         "bugs": "Three more bugs"}
+         "bugs": "Three more bugs", "exposure": "Training vs inference"}
 K_VIEW, K_CAUSAL, K_SHIFT, K_HEAD = "leak_view", "leak_causal", "leak_shift", "leak_head"
 K_LABELS, K_SIGNATURE, K_SAMPLE = "leak_probe_labels", "leak_signature", "leak_sample_n"
 SIGNATURES = {"next_position": "weight on the next position (t → t+1)",
@@ -344,6 +344,8 @@ def main() -> None:
         probe_view(model_key, source, target, causal, shift)
     elif view == "bugs":
         leakage_bugs.bugs_view(model_key, engine, source, target, causal, shift, ERRORS)
+    elif view == "exposure":
+        leakage_exposure.exposure_view(model_key, engine, source, target, causal, shift, ERRORS)
     else:
         broken_view(engine, source, target)
 

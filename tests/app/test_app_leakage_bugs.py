@@ -78,3 +78,37 @@ def test_unscaled_entropy_drops(app):
     broken = float(metric(app, "Mean row entropy, no scaling").value.split()[0])
     assert broken < healthy
     chart(app, "leak_bug_entropy")
+
+
+def test_training_vs_inference_names_the_parting_step(folder, monkeypatch):
+    from model.analysis.exposure import side_by_side
+    from model.builtin.engine import BuiltinEngine
+    from model.engine import DecodeOptions
+
+    engine = BuiltinEngine.load(folder)
+    greedy = engine.trace(SOURCE, options=DecodeOptions())
+    reference = engine.detokenize([s.id for s in greedy.steps[:4]]) + " le chat ."
+    first = side_by_side(engine, SOURCE, reference).first_difference
+    monkeypatch.setattr(registry, "SOURCES", [registry.operator_entries])
+    monkeypatch.setenv("LENS_MODEL_DIRS", str(folder))
+    monkeypatch.setenv("LENS_DEFAULT_MODEL", "en-fr")
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    at = AppTest.from_file(PAGE, default_timeout=120)
+    at.session_state["preset"] = "custom"
+    at.session_state["source"] = SOURCE
+    at.session_state["target"] = reference
+    at.session_state["leak_view"] = "exposure"
+    at.run()
+    assert not at.exception and not at.error
+    assert first >= 4
+    assert any(f"The prefixes part at step {first + 1}" in w.value for w in at.warning)
+    assert at.select_slider(key="exp_step").value == first + 1  # opens on the parting row
+    assert any("different" in m.value for m in at.markdown if m.value.startswith("Row "))
+    at.select_slider(key="exp_step").set_value(first).run()
+    assert any("equal" in m.value and "different" not in m.value for m in at.markdown if m.value.startswith("Row "))
+    chart(at, "exp_probs")
+    chart(at, "exp_tf")
+    chart(at, "exp_free")
+    st.cache_resource.clear()
+    st.cache_data.clear()
