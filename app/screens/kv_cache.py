@@ -14,12 +14,14 @@ from app.screens import charts
 from app.services import CheckpointError, ModelInputError
 
 K_MEASURE = "kv_measure"
+K_OPEN = "kv_open"  # set by the tour's cache stop: the panel opens expanded
 ERRORS = (ModelInputError, CheckpointError, ValueError)
 
 
 def panel(model_key: str, trace, step: int) -> None:
     """step: how many decoder rows the page shows (1..m); the cache is the one after the last of them."""
-    with st.expander("Key–value cache at this step", icon=":material/memory:"):
+    with st.expander("Key–value cache at this step", icon=":material/memory:",
+                     expanded=bool(st.session_state.get(K_OPEN))):
         if trace.options.get("mode") == "teacher_forced":
             st.caption("Teacher forcing computes every row in one parallel pass over the whole reference: there is "
                        "no step-by-step decoding, so nothing is cached. Choose greedy, beam or sampling to see it.")

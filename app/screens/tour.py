@@ -39,6 +39,18 @@ STOPS = [
      "text": "Two models were trained with the mask or the shift missing. Fed their own training setting they look "
              "perfect; decoding for real, one token at a time, they fall apart.",
      "leakage": {"leak_view": "broken"}},
+    {"title": "Training against inference",
+     "text": "The healthy model, once fed the reference (training) and once its own choices (inference): the rows "
+             "are equal while the two prefixes agree. At step 2 it writes 'chat' where the reference says "
+             "'chien', and from step 3 on the two pictures part: inference reads what training never showed it.",
+     "leakage": {"leak_view": "exposure", "leak_causal": True, "leak_shift": True, "model": "en-fr",
+                 "preset": "custom", "source": "the cat sat .", "target": "le chien s' assit ."}},
+    {"title": "The key-value cache",
+     "text": "Each step computes one new key and value per layer and reuses all earlier ones; the source's are "
+             "computed once. Step on with → and watch the cache grow, and the work a recompute would cost.",
+     "params": {"model": "en-fr", "text": "the black cat sat on the mat .", "mode": "greedy", "kind": "dec",
+                "view": "mean", "step": "4"},
+     "state": {"kv_open": True}},
 ]
 
 
@@ -48,7 +60,7 @@ def go(i: int) -> None:
     stop = STOPS[i]
     if "params" in stop:
         st.session_state[url.K_NOTICES] = url.apply(stop["params"])
-    for key, value in stop.get("leakage", {}).items():
+    for key, value in (stop.get("leakage", {}) | stop.get("state", {})).items():
         st.session_state[key] = value
 
 

@@ -1,0 +1,37 @@
+"""The tour's two stops of issue 29 under AppTest on the shipped en-fr model: training against inference (the
+Leakage lab names the step where the prefixes part) and the key-value cache (Explore opens the cache panel)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app.screens import tour
+
+ROOT = Path(__file__).resolve().parents[2]
+ENTRY = str(ROOT / "app" / "streamlit_app.py")
+pytestmark = pytest.mark.skipif(not (ROOT / "checkpoints" / "en-fr" / "config.json").is_file(),
+                                reason="needs the shipped checkpoints/en-fr")
+
+
+def test_the_exposure_and_cache_stops(monkeypatch):
+    for name in ("LENS_MODEL_DIRS", "LENS_DEFAULT_MODEL", "LENS_HF_MODELS"):
+        monkeypatch.delenv(name, raising=False)
+    exposure = next(i for i, s in enumerate(tour.STOPS) if s.get("leakage", {}).get("leak_view") == "exposure")
+    cache = next(i for i, s in enumerate(tour.STOPS) if s.get("state", {}).get("kv_open"))
+    at = AppTest.from_file(ENTRY, default_timeout=90).run()
+    at.session_state["tour_stop"] = exposure - 1
+    at.run()
+    at.button(key="tour_next").click().run()
+    assert not at.exception and at.session_state["tour_stop"] == exposure
+    assert [t.value for t in at.title] == ["Leakage lab"] and at.radio(key="leak_view").value == "exposure"
+    # The stop's text says the prefixes part at step 3 ('chat' written where the reference has 'chien').
+    assert any("The prefixes part at step 3" in w.value and "chat" in w.value for w in at.warning)
+    at.session_state["tour_stop"] = cache - 1
+    at.button(key="tour_next").click().run()
+    assert not at.exception and at.session_state["tour_stop"] == cache
+    assert [t.value for t in at.title] == ["Attention Lens"]
+    assert any(m.value.startswith("At step 4, each of the 3 decoder layers holds the keys and values of 4 target")
+               for m in at.markdown)
