@@ -116,6 +116,19 @@ def head_ranking(model_key: str, n: int) -> dict[str, Any]:
     return rank_heads(engine, [e.source for e in examples], [e.target for e in examples], progress=False)
 
 
+@st.cache_data(max_entries=16)
+def test_pairs(model_key: str, n: int) -> list[tuple[str, str]]:
+    """The first n (source, target) pairs of the test split head_ranking uses, to name them on the page."""
+    examples = sample_test_split(get_engine(model_key).card.get("pair", "en-fr"), n)
+    return [(e.source, e.target) for e in examples]
+
+
+@st.cache_data(max_entries=8, show_spinner="Switching every head off in turn on your pairs…")
+def head_ranking_on(model_key: str, pairs: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    """head_ranking on the user's own (source, target) pairs (an uploaded file)."""
+    return rank_heads(get_engine(model_key), [s for s, _ in pairs], [t for _, t in pairs], progress=False)
+
+
 @st.cache_data(max_entries=8, show_spinner="Aligning your file with every head…")
 def uploaded_alignment(model_key: str, tsv_text: str) -> alignment.UploadReport:
     """A user's checked test file (alignment.parse_tsv found no problem) aligned by every method."""

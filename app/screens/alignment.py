@@ -14,7 +14,7 @@ import streamlit as st
 from app import services, state
 from app.render import alignment as af
 from app.render import alignment_svg as svg
-from app.screens import charts
+from app.screens import charts, page_url
 from app.screens.alignment_upload import upload_view
 from app.services import CheckpointError, DecodeOptions, ModelInputError
 from app.services import alignment as al
@@ -196,9 +196,19 @@ def table_view(model_key: str, engine, method: al.Method) -> None:
 
 
 # ---- page -------------------------------------------------------------------------------------------------
+# The page's link parameters besides model, text and target (app/screens/page_url.py); layer / head 0 = mean
+URL_RULES = {"reading": (K_READING, page_url.one_of(tuple(READINGS)), str),
+             "extract": (K_EXTRACT, page_url.one_of(tuple(EXTRACTS)), str),
+             "layer": (K_LAYER, page_url.number_in(range(65)), str),
+             "head": (K_HEAD, page_url.number_in(range(65)), str),
+             "tau": (K_TAU, page_url.number_in(tuple(al.SEARCH_THRESHOLDS), float), str)}
+
+
 def main() -> None:
+    page_url.read_once("alignment", URL_RULES)
     model_key, engine = state.page_header(
         "Alignment", "Read cross-attention as a word alignment, and score it head by head against gold links.")
+    page_url.show_notices("alignment")
     source, _, chosen = state.text_inputs(engine)
     target = state.target_input()
     gold_text = gold_ui(chosen)
@@ -210,6 +220,7 @@ def main() -> None:
     st.divider()
     st.subheader("Which heads align?")
     table_view(model_key, engine, method)
+    page_url.write(URL_RULES)
 
 
 main()

@@ -25,6 +25,7 @@ ORDER = ("model", "text", "target", "mode", "beam", "temperature", "top_k", "see
          "layer", "head", "reading", "forced", "off", "present")
 K_READ, K_NOTICES, K_PENDING_STEP, K_PRESET_SEEN = "url_read", "url_notices", "url_step", "preset_seen"
 K_PENDING_FORCED, K_PENDING_OFF = "url_forced", "url_off"  # applied once the run and the model are known
+K_WRITTEN = "url_written"  # the query parameters a page last wrote: the same ones are no link to read
 K_VIEW_ASKED = "view_asked"  # a link, preset hint or tour stop named the view: it wins over Explore's default
 LINKED = "(link)"
 K_BEAM_SIZE, K_TEMPERATURE, K_TOP_K, K_SEED = "beam_size", "temperature", "sample_top_k", "seed"
@@ -114,6 +115,8 @@ def read_once() -> None:
         return
     st.session_state[K_READ] = True
     params = st.query_params.to_dict()
+    if params == st.session_state.get(K_WRITTEN):  # another page's state, not a link to this one
+        return
     st.session_state[K_NOTICES] = apply(params)
     if params and K_PRESET_SEEN not in st.session_state:  # a link's view is not replaced by the preset's hint
         st.session_state[K_PRESET_SEEN] = LINKED
@@ -175,5 +178,6 @@ def write(params: dict[str, str]) -> str:
     """The state into the address bar; returns the link to it."""
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
+    st.session_state[K_WRITTEN] = params
     base = (st.context.url or "").split("?")[0]
     return f"{base}?{urlencode(params)}"

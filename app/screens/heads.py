@@ -14,12 +14,19 @@ from app import services, state
 from app.render import contrib
 from app.screens import explore_controls as ctl
 from app.screens import explore_url as url
+from app.screens import page_url
 from app.services import ModelInputError
 
 KINDS = {"cross": ("cross_attention", "Cross-attention"), "dec": ("decoder_self_attention", "Decoder self-attention"),
          "enc": ("encoder_self_attention", "Encoder self-attention")}
 SIZES = [25, 50, 100, 200]
-K_N, K_ASKED = "heads_n", "heads_asked"
+K_N, K_ASKED, K_DATA, K_FILE, K_KIND = "heads_n", "heads_asked", "heads_data", "heads_file", "heads_kind"
+DATA = {"test": "Test split", "file": "Your file"}
+SHOWN = {"all": "All kinds"} | {code: title for code, (_, title) in KINDS.items()}
+# The page's link parameters besides the model (app/screens/page_url.py); a file cannot travel in a link, so
+# `data=file` opens the upload box
+URL_RULES = {"data": (K_DATA, page_url.one_of(tuple(DATA)), str), "n": (K_N, page_url.number_in(SIZES), str),
+             "kind": (K_KIND, page_url.one_of(tuple(SHOWN)), str)}
 EXPLORE = "screens/explore.py"
 
 
@@ -59,29 +66,71 @@ def kind_grid(code: str, heads: list[dict], n_layers: int, n_heads: int) -> None
                 open_head(code, layer + 1, head + 1)
 
 
+def pairs_ui(model_key: str) -> tuple[str, tuple[tuple[str, str], ...] | None]:
+    """Which pairs the ranking runs on: the first n of the test split, or the user's own file (source<TAB>
+    target[<TAB>gold] per line, as on the Alignment page). Returns (what they are, the pairs), pairs None
+    when the file is missing or cannot be used (the page says why)."""
+    data = st.segmented_control("Pairs", list(DATA), key=K_DATA, format_func=DATA.get, required=True,
+                                label_visibility="collapsed")
+    if data != "file":
+        n = st.select_slider("Test pairs", SIZES, key=K_N)
+        return f"the first {n} pairs of the test split", tuple(services.test_pairs(model_key, n))
+    up = st.file_uploader("Your pairs: a TSV, source<TAB>target per line", type=["tsv", "txt"], key=K_FILE)
+    if up is None:
+        st.caption("Upload a file to rank the heads on your own sentences (the test split is one click away).")
+        return "", None
+    try:
+        examples, problems = services.alignment.parse_tsv(up.getvalue().decode("utf-8"))
+    except UnicodeDecodeError:
+        problems = [f"{up.name} is not UTF-8 text"]
+    if problems:
+        st.error("This file cannot be used:\n\n" + state.text("\n".join(f"- {p}" for p in problems[:10])))
+        return "", None
+    return f"the {len(examples)} pairs of {up.name}", tuple((e.source, e.target) for e in examples)
+
+
+def name_pairs(what: str, pairs: tuple[tuple[str, str], ...]) -> None:
+    """The pairs a ranking used, each one line (source → target)."""
+    with st.expander(f"Ranked on {what}"):
+        st.markdown("\n".join(f"{i + 1}. {state.text(s)} → {state.text(t)}" for i, (s, t) in enumerate(pairs)))
+
+
 def main() -> None:
+    page_url.read_once("heads", URL_RULES)
     model_key, engine = state.page_header(
         "Heads", "Which heads matter: the teacher-forced loss when one head alone is switched off (Michel et al. "
                  "2019). Click a head to open it on Explore.")
-    n = st.select_slider("Test pairs", SIZES, value=50, key=K_N)
-    asked = st.session_state.get(K_ASKED) == (model_key, n)
+    page_url.show_notices("heads")
+    for key, value in ((K_DATA, "test"), (K_N, 50), (K_KIND, "all")):
+        st.session_state.setdefault(key, value)
+    what, pairs = pairs_ui(model_key)
+    if pairs is None:
+        page_url.write(URL_RULES, sentence=False)
+        return
+    asked = st.session_state.get(K_ASKED) == (model_key, pairs)
     if not asked and st.button("Rank every head", key="heads_rank", type="primary"):
-        st.session_state[K_ASKED] = (model_key, n)
+        st.session_state[K_ASKED] = (model_key, pairs)
         asked = True
     if not asked:
-        st.caption(f"Decodes the first {n} test pairs once per head ({count_text(engine)}), teacher forcing as "
-                   f"the model was trained.")
+        st.caption(f"Decodes {what} once per head ({count_text(engine)}), teacher forcing as the model was "
+                   f"trained.")
+        page_url.write(URL_RULES, sentence=False)
         return
     try:
-        result = services.head_ranking(model_key, n)
+        result = (services.head_ranking(model_key, st.session_state[K_N]) if st.session_state[K_DATA] == "test"
+                  else services.head_ranking_on(model_key, pairs))
     except ModelInputError as exc:
         st.info(state.text(exc))
         return
-    st.markdown(f"Loss with every head on: **{result['base_loss']:.4f}** nats per token on {n} pairs. Each cell: "
+    st.markdown(f"Loss with every head on: **{result['base_loss']:.4f}** nats per token on {what}. Each cell: "
                 f"how much it rises when that head alone is off (red: the most; the top three are highlighted).")
+    name_pairs(what, pairs)
+    shown = st.segmented_control("Kinds shown", list(SHOWN), key=K_KIND, format_func=SHOWN.get, required=True,
+                                 label_visibility="collapsed")
     for code in KINDS:
-        layers = engine.n_encoder_layers if code == "enc" else engine.n_decoder_layers
-        kind_grid(code, [h for h in result["heads"] if h["kind"] == code], layers, engine.n_heads)
-
+        if shown in ("all", code):
+            layers = engine.n_encoder_layers if code == "enc" else engine.n_decoder_layers
+            kind_grid(code, [h for h in result["heads"] if h["kind"] == code], layers, engine.n_heads)
+    page_url.write(URL_RULES, sentence=False)
 
 main()

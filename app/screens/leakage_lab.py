@@ -14,7 +14,7 @@ import streamlit as st
 from app import registry, services, state
 from app.render import figures, views
 from app.render import leakage as lf
-from app.screens import leakage_bugs, leakage_exposure, tour, vocabulary
+from app.screens import leakage_bugs, leakage_exposure, page_url, tour, vocabulary
 from app.services import CheckpointError, DecodeOptions, ModelInputError
 
 TRIO = ("en-fr", "en-fr-no-causal-mask", "en-fr-no-shift")
@@ -324,10 +324,25 @@ def sample_table(reports: dict) -> pd.DataFrame:
 
 
 # ---- page -------------------------------------------------------------------------------------------------------
+def _head_param(raw: str) -> str:
+    layer, _, head = raw.partition(",")
+    if raw != "all" and not (layer.isdigit() and head.isdigit()):
+        raise ValueError("not `all` or `layer,head`")
+    return raw
+
+
+# The page's link parameters besides model, text and target (app/screens/page_url.py)
+URL_RULES = {"view": (K_VIEW, page_url.one_of(tuple(VIEWS)), str),
+             "causal": (K_CAUSAL, page_url.flag, lambda v: str(int(v))),
+             "shift": (K_SHIFT, page_url.flag, lambda v: str(int(v))), "head": (K_HEAD, _head_param, str)}
+
+
 def main() -> None:
+    page_url.read_once("leakage_lab", URL_RULES)
     model_key, engine = state.page_header(
         "Leakage lab",
         "Break the causal mask or the right shift and watch the decoder copy the answer it should predict.")
+    page_url.show_notices("leakage_lab")
     tour.panel(tour.LEAKAGE_PAGE)  # the tour's Leakage lab stops are shown here
     source, _, _ = state.text_inputs(engine)
     vocabulary.source_help(engine, source)
@@ -348,6 +363,7 @@ def main() -> None:
         leakage_exposure.exposure_view(model_key, engine, source, target, causal, shift, ERRORS)
     else:
         broken_view(engine, source, target)
+    page_url.write(URL_RULES)
 
 
 main()

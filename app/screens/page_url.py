@@ -1,0 +1,83 @@
+"""The URL state of the pages besides Explore (Leakage lab, Alignment, Heads): a link reproduces the page.
+
+Explore has its own module (explore_url); the parameters every page shares (`model`, `text`, `target`) are read
+by its `apply`, so a sentence and a model mean the same on every page. A page names its own parameters as
+rules: (session key, parse the URL's text, write the value as text). Parameters in the address bar that no page
+of this session wrote (a link) go into session state (a bad one is dropped with a notice, its default kept);
+after every run the page's state is written back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from app.screens import explore_url as url
+from app.state import K_MODEL, K_SOURCE, K_TARGET
+
+Rule = tuple[str, Callable[[str], Any], Callable[[Any], str]]
+SHARED = ("model", "text", "target")
+K_READ, K_NOTICES = "page_url_read_", "page_url_notices_"
+
+
+def one_of(allowed) -> Callable[[str], str]:
+    def parse(raw: str) -> str:
+        if raw not in allowed:
+            raise ValueError(f"not one of {', '.join(map(str, allowed))}")
+        return raw
+    return parse
+
+
+def number_in(allowed, cast=int) -> Callable[[str], Any]:
+    def parse(raw: str):
+        value = cast(raw)
+        if value not in allowed:
+            raise ValueError("not a value this page offers")
+        return value
+    return parse
+
+
+def flag(raw: str) -> bool:
+    return one_of(("0", "1"))(raw) == "1"
+
+
+def read_once(page: str, rules: dict[str, Rule]) -> None:
+    """A link's parameters into session state, once (call before the model picker runs). Parameters that a
+    page of this session wrote itself (still in the address bar after moving to another page) are no link."""
+    ss = st.session_state
+    params = st.query_params.to_dict()
+    if not params or params == ss.get(url.K_WRITTEN) or ss.get(K_READ + page) == params:
+        return
+    ss[K_READ + page] = params
+    notices = url.apply({k: v for k, v in params.items() if k in SHARED})
+    for name, raw in params.items():
+        if name in SHARED:
+            continue
+        if name not in rules:
+            notices.append(f"`{name}` is not a link parameter of this page; ignored.")
+            continue
+        key, parse, _ = rules[name]
+        try:
+            ss[key] = parse(raw)
+        except (ValueError, KeyError) as exc:
+            notices.append(f"`{name}={raw[:40]}` cannot be used ({exc or 'not valid'}); the default is shown.")
+    ss[K_NOTICES + page] = notices
+
+
+def show_notices(page: str) -> None:
+    for note in st.session_state.pop(K_NOTICES + page, []):
+        st.warning(note, icon=":material/link_off:")
+
+
+def write(rules: dict[str, Rule], sentence: bool = True) -> None:
+    """The page's state into the address bar: the model (and the sentence), then each rule's value."""
+    ss = st.session_state
+    params = {"model": str(ss.get(K_MODEL, ""))}
+    if sentence:
+        params |= {"text": str(ss.get(K_SOURCE, "")), "target": str(ss.get(K_TARGET, "") or "")}
+    params |= {name: fmt(ss[key]) for name, (key, _, fmt) in rules.items() if ss.get(key) is not None}
+    if st.query_params.to_dict() != params:
+        st.query_params.from_dict(params)
+    ss[url.K_WRITTEN] = params
