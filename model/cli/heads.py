@@ -1,4 +1,5 @@
-"""`python -m model heads`: every head ranked by the teacher-forced loss increase when it alone is off."""
+"""`python -m model heads`: every head ranked by the teacher-forced loss increase when it alone is off, and
+what every head does over the same pairs (its role: model.analysis.head_roles)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 def run(args: argparse.Namespace) -> int:
     from model.analysis.ablation import rank_heads
+    from model.analysis.head_roles import head_roles
     from model.corpora import read_tsv
     from model.engine.loader import load_engine
 
@@ -18,6 +20,9 @@ def run(args: argparse.Namespace) -> int:
     rows = rows[: args.limit] if args.limit else rows
     engine = load_engine(args.model, allow_hub=args.allow_hub)
     result = rank_heads(engine, [r.source for r in rows], [r.target for r in rows], progress=True)
+    roles = head_roles(engine, rows)
+    result["roles"] = roles["heads"]
+    result["role_rule"] = roles["rule"]
     if args.json:
         print(json.dumps(result))
         return 0
@@ -25,6 +30,12 @@ def run(args: argparse.Namespace) -> int:
     print("rank  head        loss increase")
     for i, h in enumerate(result["heads"], 1):
         print(f"{i:4d}  {h['kind']}:{h['layer']}:{h['head']:<6}  {h['loss_increase']:+.4f}")
+    print(f"\nroles over {roles['n']} pairs ({roles['rule']})")
+    for h in roles["heads"]:
+        print(f"  {h['kind']}:{h['layer']}:{h['head']:<6}  {h['role']:<15} same {h['same']:.2f}  prev "
+              f"{h['previous']:.2f}  next {h['next']:.2f}  first {h['first']:.2f}  </s> {h['eos']:.2f}  punct "
+              f"{h['punctuation']:.2f}  entropy {h['entropy_norm']:.2f}"
+              + (f"  aligned {max(h['aligned'], h['aligned_shift']):.2f}" if h["aligned"] is not None else ""))
     return 0
 
 
@@ -34,5 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--allow-hub", action="store_true", help="allow downloading a hub id (needs the network)")
     p.add_argument("--data", required=True, help="TSV of source<TAB>target")
     p.add_argument("--limit", type=int, help="only the first N pairs")
-    p.add_argument("--json", action="store_true", help="JSON: base_loss, heads [{kind, layer, head, loss_increase}]")
+    p.add_argument("--json", action="store_true",
+                   help="JSON: base_loss, heads [{kind, layer, head, loss_increase}], roles [{kind, layer, head, "
+                        "role, same, previous, next, first, eos, punctuation, aligned, aligned_shift, entropy, "
+                        "entropy_norm}], role_rule")
     p.set_defaults(func=run)
