@@ -46,7 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--pair", choices=("en-fr", "de-en"), help="a built-in generated corpus")
     src.add_argument("--data", help="your own parallel data: source<TAB>target[<TAB>gold] per line")
-    p.add_argument("--variant", choices=("healthy", "no-causal-mask", "no-shift"), default="healthy")
+    p.add_argument("--variant", choices=("healthy", "no-causal-mask", "no-shift", "no-scaling"), default="healthy")
     p.add_argument("--out", required=True)
     p.add_argument("--steps", type=int, default=6000)
     p.add_argument("--batch-size", type=int, default=64)

@@ -1,8 +1,10 @@
-"""Training: a built-in pair or a user's TSV, in one of three variants (healthy, no-causal-mask, no-shift).
+"""Training: a built-in pair or a user's TSV, in one of four variants (healthy, no-causal-mask, no-shift,
+no-scaling).
 
 The two broken variants reproduce the silent bugs of the references: trained without the decoder's causal
 mask, or with the target not shifted right, the model scores near-perfectly under teacher forcing, because
-it can read the answer, and collapses when it has to generate.
+it can read the answer, and collapses when it has to generate. The no-scaling variant leaves out the
+attention's 1/sqrt(d_k) (its checkpoint's config says scaled: false, so it also runs that way).
 """
 
 from __future__ import annotations
@@ -32,7 +34,9 @@ from model.corpora import PAIRS
 from model.engine.masks import decoder_self_mask
 from model.training.evaluate import evaluate
 
-VARIANTS = {"healthy": (True, True), "no-causal-mask": (False, True), "no-shift": (True, False)}
+VARIANTS = {"healthy": (True, True), "no-causal-mask": (False, True), "no-shift": (True, False),
+            "no-scaling": (True, True)}  # (causal, shift)
+UNSCALED = frozenset({"no-scaling"})  # variants whose attention scores are not divided by sqrt(d_k)
 
 
 @dataclass(frozen=True)
@@ -111,7 +115,8 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
     tgt_tok = train_tokenizer([t for _, t in train_rows], tc.vocab_size, tc.raw_text)
     cfg = ModelConfig(src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size, d_model=tc.d_model,
                       n_heads=tc.n_heads, n_encoder_layers=tc.n_encoder_layers, n_decoder_layers=tc.n_decoder_layers,
-                      d_ff=tc.d_ff, dropout=tc.dropout, max_positions=tc.max_positions)
+                      d_ff=tc.d_ff, dropout=tc.dropout, max_positions=tc.max_positions,
+                      scaled=tc.variant not in UNSCALED)
     limit = cfg.max_positions - 1
 
     def encode(rows):
