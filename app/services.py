@@ -17,6 +17,7 @@ from app import registry
 from model.analysis import alignment, bug_meters, exposure, kv_cache
 from model.analysis.ablation import rank_heads
 from model.analysis.bug_meters import row_sums, sharpness, swap_meter
+from model.analysis.head_roles import head_roles
 from model.analysis.kv_cache import Measured, expected_rows, generation_macs, step_macs
 from model.analysis.leakage import (
     CARD_SAMPLE,
@@ -28,7 +29,7 @@ from model.analysis.leakage import (
     sample_test_split,
 )
 from model.analysis.probe import ProbeResult, probe
-from model.corpora import read_tsv
+from model.corpora import Example, read_tsv
 from model.engine import CheckpointError, DecodeOptions, Engine, ModelInputError, Trace, load_engine
 from model.engine.bugs import EXPLAIN as BUG_EXPLAIN
 from model.engine.text import UNKNOWN_WORDS
@@ -114,6 +115,20 @@ def head_ranking(model_key: str, n: int) -> dict[str, Any]:
     engine = get_engine(model_key)
     examples = sample_test_split(engine.card.get("pair", "en-fr"), n)
     return rank_heads(engine, [e.source for e in examples], [e.target for e in examples], progress=False)
+
+
+@st.cache_data(max_entries=16, show_spinner="Measuring what every head attends to…")
+def head_roles_test(model_key: str, n: int) -> dict[str, Any]:
+    """Every head's attention shares and role (model.analysis.head_roles) on the first n test pairs, with their
+    gold links."""
+    engine = get_engine(model_key)
+    return head_roles(engine, sample_test_split(engine.card.get("pair", "en-fr"), n))
+
+
+@st.cache_data(max_entries=8, show_spinner="Measuring what every head attends to on your pairs…")
+def head_roles_on(model_key: str, pairs: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    """head_roles_test on the user's own (source, target) pairs (no gold links)."""
+    return head_roles(get_engine(model_key), [Example(s, t, "") for s, t in pairs])
 
 
 @st.cache_data(max_entries=16)

@@ -14,7 +14,7 @@ from app import services, state
 from app.render import contrib
 from app.screens import explore_controls as ctl
 from app.screens import explore_url as url
-from app.screens import page_url
+from app.screens import heads_roles, page_url
 from app.services import ModelInputError
 
 KINDS = {"cross": ("cross_attention", "Cross-attention"), "dec": ("decoder_self_attention", "Decoder self-attention"),
@@ -125,12 +125,15 @@ def main() -> None:
     st.markdown(f"Loss with every head on: **{result['base_loss']:.4f}** nats per token on {what}. Each cell: "
                 f"how much it rises when that head alone is off (red: the most; the top three are highlighted).")
     name_pairs(what, pairs)
+    roles = heads_roles.measure(model_key, st.session_state[K_DATA], st.session_state[K_N], pairs)  # issue 30
+    heads_roles.rule_caption(roles)
     shown = st.segmented_control("Kinds shown", list(SHOWN), key=K_KIND, format_func=SHOWN.get, required=True,
                                  label_visibility="collapsed")
     for code in KINDS:
         if shown in ("all", code):
             layers = engine.n_encoder_layers if code == "enc" else engine.n_decoder_layers
             kind_grid(code, [h for h in result["heads"] if h["kind"] == code], layers, engine.n_heads)
+            heads_roles.kind_roles(code, roles)
     page_url.write(URL_RULES, sentence=False)
 
 main()

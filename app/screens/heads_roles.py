@@ -1,0 +1,36 @@
+"""The Heads page's roles beside the ablation ranking (issue 30): what every head attends to over the same pairs
+(model.analysis.head_roles, through services.head_roles_test / head_roles_on, cached) as a layers x heads table
+per kind, named by the rule the page states. Layout only; the table is app/render/roles.py."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from app import services, state
+from app.render import roles as render
+from app.services import ModelInputError
+
+TITLES = {"cross": "Cross-attention", "dec": "Decoder self-attention", "enc": "Encoder self-attention"}
+
+
+def measure(model_key: str, data: str, n: int, pairs: tuple[tuple[str, str], ...]) -> dict | None:
+    """The roles over the pairs the ranking used (the test split with its gold links, or the user's file)."""
+    try:
+        return services.head_roles_test(model_key, n) if data == "test" else services.head_roles_on(model_key, pairs)
+    except (ModelInputError, ValueError) as exc:
+        st.info(state.text(exc))
+        return None
+
+
+def rule_caption(result: dict | None) -> None:
+    if result is not None:
+        st.caption(f"Roles over {result['n']} pairs, by the rule: {state.text(result['rule'])}. Each cell: the role "
+                   f"and the share that named it; hover for every share.")
+
+
+def kind_roles(code: str, result: dict | None) -> None:
+    """The table of one kind's roles, under its ranking grid."""
+    if result is None:
+        return
+    rows = [r for r in result["heads"] if r["kind"] == code]
+    st.html(render.roles_html(rows, f"{TITLES[code]}: what each head attends to", escape=state.text))

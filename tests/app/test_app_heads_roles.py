@@ -1,0 +1,34 @@
+"""The Heads page's roles beside the ablation ranking (issue 30) under AppTest: one table per kind, the very
+roles model.analysis.head_roles names over the same test pairs, and the rule stated on the page."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app import state
+from app.render.roles import roles_html
+from app.screens.heads_roles import TITLES
+from model.analysis.head_roles import ROLE_RULE, head_roles
+from model.analysis.leakage import sample_test_split
+from tests.app.test_app import ENTRY
+
+
+@pytest.fixture
+def app(tiny_ckpt, monkeypatch) -> AppTest:
+    monkeypatch.setenv("LENS_MODEL_DIRS", str(tiny_ckpt))
+    monkeypatch.setenv("LENS_DEFAULT_MODEL", tiny_ckpt.name)
+    return AppTest.from_file(ENTRY, default_timeout=120).run()
+
+
+def test_heads_page_names_every_heads_role(app, tiny_engine):
+    app.switch_page("screens/heads.py").run()
+    app.select_slider(key="heads_n").set_value(25).run()
+    app.button(key="heads_rank").click().run()
+    assert not app.exception
+    expected = head_roles(tiny_engine, sample_test_split("en-fr", 25))
+    bodies = [h.proto.body for h in app.get("html")]
+    for code in ("enc", "dec", "cross"):
+        rows = [r for r in expected["heads"] if r["kind"] == code]
+        assert roles_html(rows, f"{TITLES[code]}: what each head attends to", escape=state.text) in bodies
+    assert any(state.text(ROLE_RULE) in c.value for c in app.caption)
