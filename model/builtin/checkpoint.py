@@ -65,7 +65,7 @@ def check_weights(folder: Path, cfg: ModelConfig) -> None:
         skeleton = Transformer(cfg)
     expected, tied, n_params = module_shapes(skeleton)
     check_size(str(folder), n_params, (folder / WEIGHTS).stat().st_size)
-    compare(str(folder), expected, read_header(folder / WEIGHTS), tied)
+    compare(str(folder), expected, read_header(folder / WEIGHTS, len(expected)), tied)
 
 
 def load_checkpoint(folder: Path) -> Checkpoint:

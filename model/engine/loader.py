@@ -1,4 +1,8 @@
-"""Open any model folder as an Engine: this project's checkpoints, or a Hugging Face seq2seq model."""
+"""Open any model folder as an Engine: this project's checkpoints, or a Hugging Face seq2seq model.
+
+Whatever goes wrong while opening a folder reaches the caller as a CheckpointError with a plain message (the CLI
+prints it, the app's model picker shows it): a folder is input, and hostile input must not end in a traceback.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +10,25 @@ from pathlib import Path
 
 from model.engine.contract import Engine
 from model.engine.errors import CheckpointError, refuse_pickles
+from model.engine.safety import check_folder_files
 
 
 def load_engine(spec: str | Path, allow_hub: bool = False) -> Engine:
     """spec: a folder, or (with allow_hub) a Hugging Face hub id. Raises CheckpointError with a plain message."""
+    try:
+        return _load(spec, allow_hub)
+    except CheckpointError:
+        raise
+    except Exception as exc:  # a library's own error on a malformed file (any type): said in one line
+        raise CheckpointError(f"{spec} cannot be opened as a model ({type(exc).__name__}: {exc})") from exc
+
+
+def _load(spec: str | Path, allow_hub: bool) -> Engine:
     path = Path(spec)
     if path.is_dir():
         if not any(path.iterdir()):
             raise CheckpointError(f"{path} is an empty folder, not a model")
+        check_folder_files(path)
         refuse_pickles(path)
         from model.builtin.checkpoint import is_builtin_checkpoint
 

@@ -4,6 +4,12 @@ own (never the tensors), and the header compared tensor by tensor with the shape
 A folder of a few kilobytes can claim a model of any size in its config.json; a loader that believes it tries to
 allocate it. Both engines therefore build the model on PyTorch's meta device (shapes, no storage), compare
 that with the header, and only then load.
+
+The header is bounded by the config too, before a byte of it is parsed: a model of k tensors has a header of at
+most `header_budget(k)` bytes, nested three deep (the header object, one tensor's entry, its shape and offsets).
+A 100 MB header of 1.7 M entries would otherwise be parsed into about 1.3 GB of Python objects, and a header of
+arrays nested 100,000 deep overflows the recursion of Python's JSON parser. Every file of a folder is a regular
+file inside it: a device (a link to /dev/zero never ends) or a link out of the folder is refused by name.
 """
 
 from __future__ import annotations
@@ -11,9 +17,13 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+import stat
 import struct
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+
+import numpy as np
 
 from model.engine.errors import CheckpointError
 
@@ -21,6 +31,13 @@ ENV_MAX_MB = "LENS_MAX_MODEL_MB"
 DEFAULT_MAX_MB = 2048
 MAX_LAYERS = 128  # more layers than any seq2seq model published; building even the meta model would take long
 MAX_HEADER_BYTES = 100 * 2**20
+# A header entry is a tensor's name, dtype, shape and offsets: under 200 bytes for every model we know (the longest
+# Hugging Face names are ~70 characters); __metadata__ holds a few short strings ({"format": "pt"}).
+ENTRY_BYTES = 1024
+METADATA_BYTES = 64 * 2**10
+MAX_NESTING = 3  # {name: {"dtype": ..., "shape": [...], "data_offsets": [...]}}
+STRINGS = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 ITEMSIZE = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "F8_E4M3": 1, "F8_E5M2": 1, "I64": 8, "I32": 4, "I16": 2,
             "I8": 1, "U8": 1, "BOOL": 1, "U16": 2, "U32": 4, "U64": 8}
 FLOATS = {"F64", "F32", "F16", "BF16"}
@@ -62,9 +79,45 @@ def check_size(spec: str, n_params: int, file_bytes: int) -> None:
                               f"limit: {_limit_hint()}")
 
 
-def read_header(path: Path) -> dict[str, tuple[str, tuple[int, ...]]]:
+def check_folder_files(folder: Path) -> None:
+    """Refuse a folder holding a device, a pipe or a socket, or a link that leads out of it, naming the file: a
+    loader reads its files whole (a link to /dev/zero never ends) and must not read files beyond the folder."""
+    root = folder.resolve()
+    for entry in sorted(folder.iterdir()):
+        try:
+            target = entry.resolve(strict=True)
+            mode = target.stat().st_mode
+        except (OSError, RuntimeError):  # a dangling link or a loop of links
+            raise CheckpointError(f"{entry} is a broken link (it leads to no file); refused") from None
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            what = "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file"
+            link = f" (a link to {target})" if entry.is_symlink() else ""
+            raise CheckpointError(f"{entry} is {what}{link}, not a file of weights or settings; refused")
+        if entry.is_symlink() and not target.is_relative_to(root):
+            raise CheckpointError(f"{entry} is a link to {target}, outside the model folder; a model folder must "
+                                  f"hold its own files (copy the file into the folder)")
+
+
+def header_budget(n_tensors: int) -> int:
+    """The most bytes a safetensors header of n tensors can need (generous: ENTRY_BYTES each, METADATA_BYTES)."""
+    return METADATA_BYTES + ENTRY_BYTES * n_tensors
+
+
+def nesting(raw: bytes) -> int:
+    """How deep JSON text nests its arrays and objects (brackets inside strings not counted), without parsing."""
+    brackets = np.frombuffer(STRINGS.sub(b"", raw).translate(None, NOT_BRACKETS), dtype=np.uint8)
+    if not brackets.size:
+        return 0
+    steps = np.where((brackets == ord("[")) | (brackets == ord("{")), 1, -1)
+    return int(np.cumsum(steps).max())
+
+
+def read_header(path: Path, n_tensors: int | None = None) -> dict[str, tuple[str, tuple[int, ...]]]:
     """A safetensors file's header (name -> (dtype, shape)), read without reading any tensor, checked against
-    the file's size: every tensor's bytes must be where the header says and as many as its shape needs."""
+    the file's size: every tensor's bytes must be where the header says and as many as its shape needs.
+    n_tensors: how many tensors the config implies; a header longer than they can need, or nested deeper than
+    a safetensors header is, is refused before it is read (time and memory bounded by the config, not the file)."""
+    check_folder_files(path.parent)
     size = path.stat().st_size
     with open(path, "rb") as f:
         head = f.read(8)
@@ -74,10 +127,18 @@ def read_header(path: Path) -> dict[str, tuple[str, tuple[int, ...]]]:
         if n > min(MAX_HEADER_BYTES, size - 8):
             raise CheckpointError(f"{path} is corrupt or truncated: its safetensors header claims {n:,} bytes, more "
                                   f"than the file holds or {MAX_HEADER_BYTES // 2**20} MB")
+        if n_tensors is not None and n > header_budget(n_tensors):
+            raise CheckpointError(f"{path}: its safetensors header is {n:,} bytes, more than the {n_tensors:,} "
+                                  f"tensors config.json implies can need ({header_budget(n_tensors):,} bytes); "
+                                  f"refused without reading it")
         raw = f.read(n)
+    depth = nesting(raw)
+    if depth > MAX_NESTING:
+        raise CheckpointError(f"{path} is corrupt or hostile: its safetensors header nests JSON {depth:,} levels "
+                              f"deep, a safetensors header {MAX_NESTING}; refused without parsing it")
     try:
         header = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise CheckpointError(f"{path} is corrupt or truncated: its header is not JSON ({exc})") from exc
     if not isinstance(header, dict):
         raise CheckpointError(f"{path} is corrupt or truncated: its header is not a JSON object")

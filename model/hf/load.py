@@ -14,6 +14,7 @@ import torch
 from safetensors import SafetensorError
 
 from model.engine.errors import CheckpointError, refuse_pickles
+from model.engine.safety import check_folder_files
 from model.hf.loading import check_weights
 
 # Files of which at least one must be present for AutoTokenizer to build the model's own tokenizer.
@@ -60,6 +61,7 @@ def load_folder(spec: str | Path, allow_hub: bool = False) -> tuple[Any, Any, st
     else:
         if not any(path.iterdir()):
             raise CheckpointError(f"{spec} is an empty folder, not a model")
+        check_folder_files(path)
         if not (path / "config.json").is_file():
             raise CheckpointError(f"{spec} is not a model folder: it has no config.json")
         refuse_pickles(path)

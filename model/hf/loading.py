@@ -1,6 +1,7 @@
 """A Hugging Face folder's weights checked against its config before the model is allocated: the model built
 on the meta device (`AutoModelForSeq2SeqLM.from_config` under `torch.device("meta")`: shapes, no storage), its
-size against the limit, and every safetensors header (one file or the shards of an index) compared with it."""
+size against the limit, and every safetensors header (one file or the shards of an index), its length bounded by
+the tensors the skeleton has (model.engine.safety.read_header), compared with it."""
 
 from __future__ import annotations
 
@@ -42,9 +43,6 @@ def check_weights(config: Any, folder: Path, spec: str) -> None:
 
     check_layers(spec, **{k: v for k, v in config.to_dict().items() if "layers" in k and isinstance(v, int)})
     files = weight_files(folder)
-    found: dict[str, tuple[str, tuple[int, ...]]] = {}
-    for f in files:
-        found.update(read_header(f))
     try:
         with torch.device("meta"):
             skeleton = AutoModelForSeq2SeqLM.from_config(config, attn_implementation="eager")
@@ -52,6 +50,9 @@ def check_weights(config: Any, folder: Path, spec: str) -> None:
         raise CheckpointError(f"{spec}: config.json does not describe a model that can be built ({exc})") from exc
     expected, tied, n_params = module_shapes(skeleton)
     check_size(spec, n_params, sum(f.stat().st_size for f in files))
+    found: dict[str, tuple[str, tuple[int, ...]]] = {}
+    for f in files:  # each header bounded by the tensors the config implies, before it is read
+        found.update(read_header(f, len(expected)))
     prefix = f"{skeleton.base_model_prefix}."
     if found and not set(found) & set(expected) and all(prefix + k in expected for k in found):
         found = {prefix + k: v for k, v in found.items()}  # a base model's weights, as from_pretrained reads them
