@@ -156,8 +156,8 @@ def table_view(model_key: str, engine, method: al.Method) -> None:
     pair = engine.card.get("pair")
     data = DATA / f"{pair}.test.tsv" if pair else None
     if data is None or not data.is_file():
-        st.info("No gold test split for this model's language pair, so its heads cannot be ranked here; "
-                "use `python -m model align --model … --data FILE.tsv` with your own gold links.")
+        st.info("No gold test split ships for this model's language pair: rank its heads on your own file with "
+                "gold links in “Your test file” above (or `python -m model align --model … --data FILE.tsv`).")
         return
     _init(K_N, al.CARD_HEADS_N)  # the default: the tally kept in the card (model.analysis.alignment.card)
     n = st.selectbox("Sentences of the test split", range(20, 501, 20), key=K_N, width=260,

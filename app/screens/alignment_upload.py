@@ -47,7 +47,8 @@ def _ranking(report: al.UploadReport, method: al.Method, engine) -> None:
         for head in range(1, engine.n_heads + 1):
             m = al.Method(method.extract, method.reading, layer, head, method.threshold)
             k = tally[m]
-            rows.append({"head": _head_name(layer, head), "layer": layer, "head #": head, "AER": k.aer,
+            rows.append({"head": _head_name(layer, head), "method": m.name, "layer": layer, "head #": head,
+                         "AER": k.aer,
                          "precision": k.precision, "recall": k.recall})
     table = pd.DataFrame(rows).sort_values("AER", kind="stable").reset_index(drop=True)
     st.session_state[K_RANK + "_order"] = list(table["head"])
@@ -77,7 +78,17 @@ def _agreement(report: al.UploadReport, method: al.Method, engine) -> None:
                f"{mean.max():.2f}).")
 
 
-def _sentence(report: al.UploadReport, method: al.Method, engine) -> None:
+def by_file_line(report: al.UploadReport, method: al.Method, text: str) -> str:
+    """The predicted links as Pharaoh, one line per line of the file (line n of the download is line n of the
+    upload): a blank line, or a sentence that could not be aligned, gives an empty line."""
+    per_sentence = report.pharaoh(method).split("\n")
+    kept = iter(per_sentence)
+    return "".join(f"{next(kept) if line.strip() else ''}\n" for line in text.splitlines())
+
+
+def _sentence(report: al.UploadReport, method: al.Method, engine) -> al.Method:
+    """One sentence of the file with the head chosen here drawn as links; returns that method (extraction and
+    reading chosen above, this head), the one the download writes and every caption names."""
     heads = [_head_name(li, hi) for li in range(1, engine.n_decoder_layers + 1) for hi in range(1, engine.n_heads + 1)]
     if st.session_state.get(K_HEAD) not in heads:
         st.session_state[K_HEAD] = heads[0]
@@ -102,6 +113,7 @@ def _sentence(report: al.UploadReport, method: al.Method, engine) -> None:
                              weights=wa.matrix(m.reading, layer, head),
                              title=f"Sentence {k + 1} · layer {layer} · head {head} · {m.reading} reading"),
                "align_upload_links")
+    return m
 
 
 def upload_view(model_key: str, engine, method: al.Method) -> None:
@@ -135,9 +147,9 @@ def upload_view(model_key: str, engine, method: al.Method) -> None:
         _ranking(report, method, engine)
     else:
         _agreement(report, method, engine)
-    _sentence(report, method, engine)
-    export = report.best_method or method
-    st.download_button(f"Download the predicted links (Pharaoh, {export.name})", report.pharaoh(export),
+    export = _sentence(report, method, engine)
+    st.download_button(f"Download the predicted links (Pharaoh, {export.name})", by_file_line(report, export, text),
                        file_name=f"{up.name.rsplit('.', 1)[0]}.{export.name}.align", mime="text/plain",
                        key="align_upload_download",
-                       help="One line per line of your file (blank lines skipped), `i-j` links, source index first.")
+                       help="One line per line of your file (an empty line where it is blank or could not be "
+                            "aligned), `i-j` links over your file's words, source index first.")

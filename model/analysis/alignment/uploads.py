@@ -13,7 +13,7 @@ from model.analysis.alignment.corpus import MISFIT, align_corpus
 from model.analysis.alignment.links import Gold, Link, format_pharaoh, parse_pharaoh
 from model.analysis.alignment.methods import Method
 from model.analysis.alignment.scoring import Tally
-from model.analysis.alignment.words import WordAttention
+from model.analysis.alignment.words import WordAttention, pooling
 from model.corpora import Example
 
 MAX_LINES = 1000
@@ -102,6 +102,43 @@ class UploadReport:
         return out
 
 
+def word_map(normalised: Sequence[str], original: str) -> list[int] | None:
+    """For each normalised word, the index of the whitespace word of `original` it came from, or None when the
+    normalisation changed more than case and spacing (a character not found in order). Normalising splits
+    punctuation off and lowercases ("mat." -> "mat", "."), so every normalised character is found, in
+    order, in the casefolded original."""
+    words = original.split()
+    chars = [(c, w) for w, word in enumerate(words) for c in word.casefold()]
+    out, at = [], 0
+    for token in normalised:
+        first = None
+        for c in token.casefold():
+            while at < len(chars) and chars[at][0] != c:
+                at += 1
+            if at == len(chars):
+                return None
+            first = chars[at][1] if first is None else first
+            at += 1
+        if first is None:
+            return None
+        out.append(first)
+    return out if set(out) == set(range(len(words))) else None
+
+
+def on_own_words(wa: WordAttention, ex: Example) -> WordAttention | None:
+    """wa (over the engine's normalised words) regrouped onto the file's own whitespace words: a source word's
+    column is the sum of its parts' (attention it received), a target word's row the mean of its parts' rows;
+    None when the words cannot be matched (word_map)."""
+    src, tgt = word_map(wa.source_words, ex.source), word_map(wa.target_words, ex.target)
+    if src is None or tgt is None:
+        return None
+    n, m = len(ex.source.split()), len(ex.target.split())
+    keys = pooling([[i for i, w in enumerate(src) if w == k] for k in range(n)], len(src), mean=False).T
+    rows = pooling([[i for i, w in enumerate(tgt) if w == k] for k in range(m)], len(tgt), mean=True)
+    return WordAttention(tuple(ex.source.split()), tuple(ex.target.split()), rows @ wa.plain @ keys,
+                         rows @ wa.shift @ keys)
+
+
 def align_upload(engine, examples: Sequence[Example]) -> UploadReport:
     """Teacher-force every sentence (as the model was trained) and count every method on those with gold."""
     golds = {k: parse_pharaoh(ex.gold) for k, ex in enumerate(examples) if ex.gold}
@@ -110,8 +147,10 @@ def align_upload(engine, examples: Sequence[Example]) -> UploadReport:
     for item in align_corpus(engine, examples, progress=False):
         ex = examples[item.index]
         wa = item.attention
-        if wa is None or len(wa.source_words) != len(ex.source.split()) or len(wa.target_words) != len(
-                ex.target.split()):
+        if wa is not None and (len(wa.source_words), len(wa.target_words)) != (len(ex.source.split()),
+                                                                               len(ex.target.split())):
+            wa = on_own_words(wa, ex)  # natural text ("mat." became "mat ."): aligned on the file's own words
+        if wa is None:
             skipped[item.index] = item.error or MISFIT
             continue
         attention[item.index] = wa

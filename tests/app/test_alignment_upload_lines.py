@@ -1,0 +1,70 @@
+"""Issue 27, the Alignment page's upload: the download keeps the file's line numbers (a blank line or a sentence
+that cannot be aligned is an empty line), natural text is aligned on its own words, and one method name is used
+by the ranking, the download's label and its file name."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from app.screens.alignment_upload import by_file_line
+from model.analysis.alignment import Method, align_upload, parse_pharaoh, parse_tsv
+from model.analysis.alignment.uploads import word_map
+from tests.app.test_app_alignment_upload import PAGE, upload
+from tests.conftest import SOURCES, TARGETS
+
+NATURAL = ("The black cat sat on the mat.", "Le chat noir s'assit sur le tapis.")  # "mat." is "mat ." normalised
+FILE = (f"{SOURCES[0]}\t{TARGETS[0]}\n\n{NATURAL[0]}\t{NATURAL[1]}\n"
+        f"{SOURCES[3]}\tzzzz qqqq\n{SOURCES[5]}\t{TARGETS[5]}\n")
+
+
+def test_normalised_words_map_back_to_the_files_words():
+    assert word_map(["the", "black", "cat", "sat", "on", "the", "mat", "."], NATURAL[0]) == [0, 1, 2, 3, 4, 5, 6, 6]
+    french = ["le", "chat", "noir", "s'", "assit", "sur", "le", "tapis", "."]
+    assert word_map(french, NATURAL[1]) == [0, 1, 2, 3, 3, 4, 5, 6, 6]
+    assert word_map(["the", "dog"], "the cat") is None
+
+
+def test_natural_text_is_aligned_on_its_own_words_and_the_download_keeps_line_numbers(tiny_engine):
+    examples, problems = parse_tsv(FILE)
+    assert not problems and len(examples) == 4
+    report = align_upload(tiny_engine, examples)
+    assert 1 in report.attention  # the natural-text line, once dropped ("changed its number of words")
+    wa = report.attention[1]
+    assert wa.source_words == tuple(NATURAL[0].split()) and wa.target_words == tuple(NATURAL[1].split())
+    assert wa.plain.shape[2:] == (len(NATURAL[1].split()), len(NATURAL[0].split()))
+    method = Method("argmax", "plain", 1, 1)
+    lines = by_file_line(report, method, FILE).split("\n")[:-1]
+    assert len(lines) == len(FILE.splitlines()) == 5
+    assert lines[1] == ""  # the file's blank line
+    for number, ex in ((0, examples[0]), (2, examples[1]), (4, examples[3])):
+        assert lines[number], number
+        parse_pharaoh(lines[number]).check(len(ex.source.split()), len(ex.target.split()))
+    # a sentence that could not be aligned keeps its line, empty
+    attention = {k: v for k, v in report.attention.items() if k != 2}
+    missing = replace(report, attention=attention, skipped={2: "cannot be aligned"})
+    lines = by_file_line(missing, method, FILE).split("\n")[:-1]
+    assert len(lines) == 5 and lines[3] == "" and lines[4] and lines[2]
+
+
+def test_one_method_name_on_the_ranking_and_the_download(tiny_ckpt, monkeypatch):
+    from app import registry
+
+    monkeypatch.setattr(registry, "SOURCES", [registry.operator_entries])
+    monkeypatch.setenv("LENS_MODEL_DIRS", str(tiny_ckpt))
+    st.cache_data.clear()
+    at = AppTest.from_file(PAGE, default_timeout=90)
+    at.session_state["preset"] = "custom"
+    at.session_state["align_extract"] = "union"
+    at.run()
+    gold = "".join(f"{s}\t{t}\t0-0\n" for s, t in zip(SOURCES, TARGETS))
+    upload(at, gold)
+    assert not at.exception
+    head = at.selectbox(key="align_upload_head").value
+    ranking = at.dataframe(key="align_upload_rank").value
+    name = ranking["method"][list(ranking["head"]).index(head)]
+    assert name.startswith("union-plain-")
+    download = next(b for b in at.get("download_button") if "Download the predicted links" in b.label)
+    assert download.label == f"Download the predicted links (Pharaoh, {name})"
