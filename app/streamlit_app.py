@@ -17,7 +17,8 @@ from app.render.preload import DATAFRAME, ECHARTS, PLOTLY, preload
 SCREENS = Path(__file__).resolve().parent / "screens"
 # (module, title, url path, icon); the first is the default page.
 PAGES = [("explore", "Explore", "", ":material/search:"), ("leakage_lab", "Leakage lab", "Leakage_lab", None),
-         ("alignment", "Alignment", "Alignment", None), ("heads", "Heads", "Heads", None)]
+         ("alignment", "Alignment", "Alignment", None), ("heads", "Heads", "Heads", None),
+         ("compare", "Compare", "Compare", None)]
 
 # The tab's icon is a file of ours, served by this server: a material-icon or emoji favicon makes the browser fetch
 # it from fonts.gstatic.com or a CDN on every rerun (an error offline).

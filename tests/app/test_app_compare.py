@@ -1,0 +1,73 @@
+"""The Compare page (issue 30) under AppTest: a run compared with itself differs nowhere; a link opens both
+sides, the view and the step exactly, and the difference is A - B over the matching tokens."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from model.analysis.compare import difference, picture
+from model.builtin.engine import BuiltinEngine
+from model.engine import DecodeOptions
+from tests.app.test_app import ENTRY, array, figure
+from tests.fixtures.checkpoints import build_tiny_checkpoint
+
+SAME = "the cat sat ."
+OTHER = "the cat sat on the mat ."
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    root = tmp_path_factory.mktemp("compare_models")
+    return build_tiny_checkpoint(root / "tiny-a"), build_tiny_checkpoint(root / "tiny-b", seed=1)
+
+
+@pytest.fixture
+def app(models, monkeypatch) -> AppTest:
+    monkeypatch.setenv("LENS_MODEL_DIRS", os.pathsep.join(str(p) for p in models))
+    monkeypatch.setenv("LENS_DEFAULT_MODEL", "tiny-a")
+    return AppTest.from_file(ENTRY, default_timeout=90).run()
+
+
+def open_link(at: AppTest, params: dict[str, str]) -> AppTest:
+    for name in list(at.query_params):
+        del at.query_params[name]
+    at.query_params.update(params)
+    return at.switch_page("screens/compare.py").run()
+
+
+def test_a_run_compared_with_itself_is_all_zero(app, models):
+    at = open_link(app, {"model": "tiny-a", "a_text": SAME, "b_model": "tiny-a", "b_text": SAME})
+    assert not at.exception
+    trace = BuiltinEngine.load(models[0]).trace(SAME)
+    for kind, rows, cols in (("cross", trace.m, trace.n), ("dec", trace.m, trace.m), ("enc", trace.n, trace.n)):
+        at.segmented_control(key="cmp_kind").set_value(kind).run()
+        at.slider(key="cmp_step").set_value(trace.m).run()
+        for head in (0, 2):  # the layer's mean, and one head
+            at.selectbox(key="cmp_head").set_value(head).run()
+            assert not at.exception
+            z = array(figure(at, "cmp_diff")["data"][0]["z"])
+            assert z.shape == (rows, cols) and not z.any()
+
+
+def test_a_link_reproduces_both_sides(app, models):
+    link = {"model": "tiny-a", "a_text": SAME, "b_model": "tiny-b", "b_text": OTHER, "kind": "enc", "layer": "2",
+            "head": "3", "step": "2"}
+    at = open_link(app, link)
+    assert not at.exception and not at.warning
+    a = BuiltinEngine.load(models[0]).trace(SAME, options=DecodeOptions())
+    b = BuiltinEngine.load(models[1]).trace(OTHER, options=DecodeOptions())
+    kind = "encoder_self_attention"
+    np.testing.assert_allclose(array(figure(at, "cmp_a")["data"][0]["z"]), picture(a, kind, 2, 2, 3), atol=1e-6)
+    np.testing.assert_allclose(array(figure(at, "cmp_b")["data"][0]["z"]), picture(b, kind, 2, 2, 3), atol=1e-6)
+    diff = difference(a, b, kind, 2, 2, 2, 3)
+    shared = [i for i, (x, y) in enumerate(zip(a.source_tokens, b.source_tokens)) if x == y]
+    assert diff.rows == diff.cols == shared and len(shared) >= 3  # the cat sat, at the same positions
+    assert np.abs(diff.values).max() > 0  # two models with different weights
+    np.testing.assert_allclose(array(figure(at, "cmp_diff")["data"][0]["z"]), diff.values, atol=1e-6)
+    assert {k: at.query_params[k] for k in link} == link  # the page writes back what the link asked for
+    at.slider(key="cmp_step").set_value(1).run()
+    assert at.query_params["step"] == "1"
