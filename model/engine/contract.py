@@ -198,6 +198,9 @@ class Engine(ABC):
                                                                f"for this {self.family} model"))
         if options.bugs and options.contributions:
             raise ModelInputError("Contributions are not computed for a run with a bug switch on.")
+        if options.bugs and (options.lens or options.saliency):  # their replays, too, run the healthy model
+            raise ModelInputError("The logit lens and gradient saliency are not computed for a run with a bug "
+                                  "switch on.")
 
     def model_info(self) -> dict[str, Any]:
         return {"name": self.name, "family": self.family, "encoder_layers": self.n_encoder_layers,

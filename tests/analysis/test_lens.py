@@ -12,7 +12,7 @@ import pytest
 from model.analysis.lens import first_top_layer
 from model.builtin.engine import BuiltinEngine
 from model.cli import main
-from model.engine import DecodeOptions
+from model.engine import DecodeOptions, ModelInputError
 from tests.conftest import ROOT
 
 SHIPPED = ROOT / "checkpoints" / "en-fr"
@@ -139,3 +139,9 @@ def test_lens_is_off_by_default_and_round_trips(tiny_engine, tiny_ckpt, tmp_path
     traced = tiny_engine.trace("the cat sat .", options=DecodeOptions(max_len=4, lens=True))
     traced.save(npz)
     assert type(traced).load(npz).lens == traced.lens == data["lens"]
+
+
+@pytest.mark.parametrize("asked", [{"lens": True}, {"saliency": True}])
+def test_a_run_with_a_bug_switch_is_refused_rather_than_replayed_healthy(tiny_engine, asked):
+    with pytest.raises(ModelInputError, match="bug switch"):
+        tiny_engine.trace("the cat sat .", options=DecodeOptions(unscaled=True, max_len=3, **asked))
