@@ -38,12 +38,26 @@ MAX_CELLS = 50_000
 SVG_CELLS = 20_000  # up to this many cells the chart is drawn as SVG (crisp, its text readable by tests and
 # screen tools); above, on a canvas, which draws tens of thousands of cells faster
 WIDER = (900, 1200)  # chart widths (px) from which key labels may grow again (a 1920 screen's chart: ~1100)
+LINE = 1.25  # a label's height (its bounding box) in font sizes: labels closer than this overlap
+# Row heights (px) of the picture: a cell as tall as it is wide on the assumed width, within these bounds; the
+# chart's height follows the rows (HEIGHT_KEY), its width is the column's.
+ROW_PX = {"single": (16, 64), "panels": (12, 40)}
+LABEL_PX = 120  # longest label drawn (px), cut with an ellipsis; the axis pointer shows it whole on hover
+LEFT_SHARE = 0.24  # of the chart's width at most for the query labels
+GAP_PX = 34  # between rows of panels: room for their titles
+HEIGHT_KEY = "lensHeight"  # the chart's height (px) the option was laid out for; charts.draw takes it out
 STOPS = 11  # colours sampled from figures.COLORSCALE for ECharts' evenly spaced visualMap colours
 
 
 def fit(cell_px: float) -> int:
-    """A key label's font size that keeps rotated labels apart: ~0.8 of a cell's width, at least 7 px."""
-    return max(7, int(0.8 * cell_px))
+    """A key label's font size that keeps vertical labels apart: ~0.7 of a cell's width, at least 7 px."""
+    return max(7, int(0.7 * cell_px))
+
+
+def every(font: float, cell_px: float) -> int:
+    """ECharts' axisLabel.interval that keeps labels of this font apart on cells this many px apart: 0 draws
+    every label, 1 every other one... (a thinned axis still names every cell on hover: axisPointer)."""
+    return max(0, math.ceil(LINE * font / max(cell_px, 0.1)) - 1)
 
 
 def _axis_key(ref: str, axis: str) -> str:
@@ -72,10 +86,13 @@ def describe(title: str, n_panels: int, q_labels: list[str], k_labels: list[str]
             f"Keys: {', '.join(k_labels)}.")
 
 
-def option(fig: go.Figure, fit_labels: bool = True) -> dict | None:
+def option(fig: go.Figure, fit_labels: bool = True, width: float = ASSUMED_WIDTH) -> dict | None:
     """The ECharts option that draws `fig` (a figures.heatmap or figures.grid), or None if it holds a trace this
-    module does not draw. fit_labels: shrink key labels that would overlap (not in presenter mode, whose text
-    keeps its size)."""
+    module does not draw. The picture takes the chart's width (the column it sits in: `width` px on a 1366-wide
+    screen); its rows are about as tall as its cells are wide, and the chart's height follows them (the option's
+    HEIGHT_KEY). Labels never overlap: a font that fits the cells, and where even the smallest does not, every
+    k-th label (the axis pointer names each cell on hover). fit_labels=False keeps the figure's own font sizes
+    (presenter mode), thinning labels instead."""
     kinds = {t.type for t in fig.data}
     if kinds != {"heatmap"}:
         return None
@@ -84,7 +101,6 @@ def option(fig: go.Figure, fit_labels: bool = True) -> dict | None:
     layout = fig.layout.to_plotly_json()
     font = layout.get("font", {})
     family, base = font.get("family", "sans-serif"), font.get("size", 13)
-    height = int(layout.get("height") or 450)
     margin = layout.get("margin", {})
     top_px = float(margin.get("t", 20))
     title = (layout.get("title") or {}).get("text") or ""
@@ -101,48 +117,58 @@ def option(fig: go.Figure, fit_labels: bool = True) -> dict | None:
     x_title = (axes[0][0].get("title") or {}).get("text")
     y_title = (axes[0][1].get("title") or {}).get("text")
     title_size = ((axes[0][0].get("title") or {}).get("font") or {}).get("size", 12)
-    # Room for the labels, as the builders reserve it: rotated key labels below, query labels on the left.
-    bottom_px = 20 + _text_px(k_labels, x_size) * math.sin(math.radians(55)) + (title_size + 16 if x_title else 0)
-    label_px = 14 + _text_px(q_labels, y_size)
+    single = len(panels) == 1
+    # Horizontal room: query labels (cut at LEFT_SHARE of the chart), their title, the colour bar; the panels
+    # share the rest in proportion to their plotly domains, in % of the chart, so a wider screen widens them.
+    label_px = min(LEFT_SHARE * width, 14 + _text_px(q_labels, y_size))
     left_px = label_px + (title_size + 16 if y_title else 0)
     right_px = 64  # the colour bar and its labels
-    plot_h = max(40.0, height - top_px - 10 - bottom_px)
-    left_f, right_f = left_px / ASSUMED_WIDTH, right_px / ASSUMED_WIDTH
-    plot_w = 1 - left_f - right_f
+    left_f, plot_w = left_px / width, 1 - (left_px + right_px) / width
+    x_spans = [ax.get("domain", [0, 1]) for ax, _ in axes]
+    cell_w = min((x1 - x0) * plot_w * width for x0, x1 in x_spans) / len(k_labels)  # px on the assumed width
+    lo, hi = ROW_PX["single" if single else "panels"]
+    cell_h = min(max(cell_w, lo), hi)
+    x_font = min(x_size, fit(cell_w)) if fit_labels else x_size
+    y_font = min(y_size, max(7, int(0.8 * cell_h))) if fit_labels else y_size
+    flat = _text_px(k_labels, x_font) <= 0.92 * cell_w  # short labels on wide cells read across
+    x_every = 0 if flat else every(x_font, cell_w)
+    y_every = every(y_font, cell_h)
+    bottom_px = 16 + (LINE * x_font if flat else min(LABEL_PX, _text_px(k_labels, x_font))) + (
+        title_size + 16 if x_title else 0)
+    rows = sorted({tuple(ay.get("domain", [0, 1])) for _, ay in axes}, key=lambda d: -d[1])  # top row first
+    panel_h = cell_h * len(q_labels)
+    plot_h = len(rows) * panel_h + (len(rows) - 1) * GAP_PX
+    height = int(top_px + plot_h + bottom_px + 10)
 
     def pct(f: float) -> str:
         return f"{100 * f:.3f}%"
 
     grids, x_axes, y_axes, series = [], [], [], []
-    wider: list[list[int]] = []  # per key axis, its label font on each of the WIDER charts
-    single = len(panels) == 1
+    wider: list[list[tuple[int, int]]] = []  # per key axis, its label font and interval on each of the WIDER charts
     for i, (ax, ay) in enumerate(axes):
         x0, x1 = ax.get("domain", [0, 1])
-        y0, y1 = ay.get("domain", [0, 1])
-        if single:  # one head: square cells, as plotly's scaleanchor draws them
-            cell = min(plot_w * ASSUMED_WIDTH / len(k_labels), plot_h / len(q_labels), 40)
-            grids.append(dict(left=pct(left_f), top=top_px, width=cell * len(k_labels), height=cell * len(q_labels)))
-        else:
-            grids.append(dict(left=pct(left_f + x0 * plot_w), width=pct((x1 - x0) * plot_w),
-                              top=top_px + (1 - y1) * plot_h, height=(y1 - y0) * plot_h))
-        # rotated key labels stay apart: a font no larger than ~0.8 of a cell's width on a 1366-wide screen
-        cell_px = (grids[-1]["width"] if single else (x1 - x0) * plot_w * ASSUMED_WIDTH) / len(k_labels)
-        given = ax.get("tickfont", {}).get("size", 12)
-        x_font = min(given, fit(cell_px)) if fit_labels else given
-        wider.append([min(given, fit(cell_px * w / ASSUMED_WIDTH)) if fit_labels else given for w in WIDER])
+        top = top_px + rows.index(tuple(ay.get("domain", [0, 1]))) * (panel_h + GAP_PX)
+        grids.append(dict(left=pct(left_f + x0 * plot_w), width=pct((x1 - x0) * plot_w), top=top, height=panel_h))
+        grown = []
+        for w in WIDER:  # the same cells on a wider chart: larger labels, or fewer left out
+            c = cell_w * (w - left_px - right_px) / (width - left_px - right_px)
+            f = min(x_size, fit(c)) if fit_labels else x_size
+            grown.append((f, 0 if flat else every(f, c)))
+        wider.append(grown)
         x_axes.append(dict(
             type="category", data=k_labels, gridIndex=i, position="bottom", splitLine=dict(show=False),
             axisTick=dict(show=False), axisLine=dict(show=False), axisPointer=POINTER,
-            axisLabel=dict(show=bool(ax.get("showticklabels", True)), interval=0, rotate=55, fontSize=x_font,
-                           color="#1f2933", fontFamily=family),
+            axisLabel=dict(show=bool(ax.get("showticklabels", True)), interval=x_every, rotate=0 if flat else 90,
+                           fontSize=x_font, color="#1f2933", fontFamily=family, width=LABEL_PX,
+                           overflow="truncate", hideOverlap=True),
             **({"name": x_title, "nameLocation": "middle", "nameGap": bottom_px - title_size - 14,
                 "nameTextStyle": dict(fontSize=title_size)} if x_title else {})))
         y_axes.append(dict(
             type="category", data=q_labels, gridIndex=i, inverse=True, splitLine=dict(show=False),
             axisTick=dict(show=False), axisLine=dict(show=False), axisPointer=POINTER,
-            axisLabel=dict(show=bool(ay.get("showticklabels", True)), interval=0, width=label_px - 10,
-                           overflow="truncate", fontSize=ay.get("tickfont", {}).get("size", 12), color="#1f2933",
-                           fontFamily=family),
+            axisLabel=dict(show=bool(ay.get("showticklabels", True)), interval=y_every, width=label_px - 10,
+                           overflow="truncate", fontSize=y_font, color="#1f2933", fontFamily=family,
+                           hideOverlap=True),
             **({"name": y_title, "nameLocation": "middle", "nameGap": left_px - title_size - 14,
                 "nameRotate": 90, "nameTextStyle": dict(fontSize=title_size)} if y_title else {})))
     weight_series = []
@@ -175,8 +201,6 @@ def option(fig: go.Figure, fit_labels: bool = True) -> dict | None:
                            data=[[a, r0], [b, r0], [b, r1], [a, r1], [a, r0]]))
     zmax = float(layout.get("coloraxis", {}).get("cmax") or first.zmax or 1.0)
     bar = layout.get("coloraxis", {}).get("colorbar") or (first.colorbar.to_plotly_json() if first.colorbar else {})
-    bar_px = bar.get("len", 0.8)
-    bar_px = bar_px if bar.get("lenmode") == "pixels" else bar_px * plot_h
     bar_font = (bar.get("tickfont") or {}).get("size", 11)
     titles = []
     if title:
@@ -185,25 +209,38 @@ def option(fig: go.Figure, fit_labels: bool = True) -> dict | None:
                                           fontFamily=family, fontWeight="normal", color="#1f2933")))
     titles.append(dict(text="weight", right=8, top=top_px, textStyle=dict(  # the colour bar's title
         fontSize=bar_font + 1, fontWeight="normal", color="#1f2933", fontFamily=family)))
-    for note in layout.get("annotations", []):  # panel names above each panel
+    for note in layout.get("annotations", []):  # panel names above each panel, cut to the panel's width
         size = (note.get("font") or {}).get("size", 12)
+        span = next((x1 - x0 for x0, x1 in x_spans if x0 - 1e-9 <= note["x"] <= x1 + 1e-9), 1.0)
         titles.append(dict(text=html.unescape(note["text"]), left=pct(left_f + note["x"] * plot_w),
-                           top=top_px + (1 - note["y"]) * plot_h - size - 8, textAlign="center",
-                           textStyle=dict(fontSize=size, fontWeight="normal", color="#52606d", fontFamily=family)))
+                           top=_note_top(note, rows, top_px, panel_h) - size - 8,
+                           textAlign="center",
+                           textStyle=dict(fontSize=size, fontWeight="normal", color="#52606d", fontFamily=family,
+                                          width=max(20.0, span * plot_w * width - 8), overflow="truncate")))
     grown = [dict(query=dict(minWidth=w), option=dict(xAxis=[
-        dict(axisLabel=dict(fontSize=sizes[k])) for sizes in wider] + [{} for _ in x_axes[len(wider):]]))
-        for k, w in enumerate(WIDER) if any(sizes[k] != a["axisLabel"]["fontSize"] for sizes, a in zip(wider, x_axes))]
-    return dict(
-        animation=False, textStyle=dict(fontFamily=family, fontSize=base), backgroundColor="#ffffff",
-        title=titles, grid=grids, xAxis=x_axes, yAxis=y_axes, series=series,
-        tooltip=dict(trigger="item", confine=True, textStyle=dict(fontSize=max(12, base - 1))),
-        visualMap=dict(type="continuous", min=0.0, max=zmax, seriesIndex=weight_series, calculable=False,
-                       precision=2, right=14, top=top_px + 22, itemWidth=12,
-                       itemHeight=max(50.0, min(bar_px, height - top_px - 10) - 70),
-                       text=[f"{zmax:.2g}", "0"], textGap=6, textStyle=dict(fontSize=bar_font, color="#1f2933"),
-                       inRange=dict(color=[figures.colour_at(v) for v in np.linspace(0, 1, STOPS)])),
-        aria=dict(enabled=True, label=dict(description=describe(title, len(panels), q_labels, k_labels))),
-        **({"media": grown} if grown else {}))
+        dict(axisLabel=dict(fontSize=sizes[k][0], interval=sizes[k][1])) for sizes in wider]
+        + [{} for _ in x_axes[len(wider):]]))
+        for k, w in enumerate(WIDER) if any(sizes[k] != (a["axisLabel"]["fontSize"], a["axisLabel"]["interval"])
+                                            for sizes, a in zip(wider, x_axes))]
+    return {
+        HEIGHT_KEY: height,
+        **dict(
+            animation=False, textStyle=dict(fontFamily=family, fontSize=base), backgroundColor="#ffffff",
+            title=titles, grid=grids, xAxis=x_axes, yAxis=y_axes, series=series,
+            tooltip=dict(trigger="item", confine=True, textStyle=dict(fontSize=max(12, base - 1))),
+            visualMap=dict(type="continuous", min=0.0, max=zmax, seriesIndex=weight_series, calculable=False,
+                           precision=2, right=14, top=top_px + 22, itemWidth=12,
+                           itemHeight=max(50.0, min(200.0, plot_h - 40)),
+                           text=[f"{zmax:.2g}", "0"], textGap=6, textStyle=dict(fontSize=bar_font, color="#1f2933"),
+                           inRange=dict(color=[figures.colour_at(v) for v in np.linspace(0, 1, STOPS)])),
+            aria=dict(enabled=True, label=dict(description=describe(title, len(panels), q_labels, k_labels))),
+            **({"media": grown} if grown else {}))}
+
+
+def _note_top(note: dict, rows: list[tuple], top_px: float, panel_h: float) -> float:
+    """The top (px) of the row of panels a plotly annotation (placed at its panel's top, in paper y) names."""
+    i = min(range(len(rows)), key=lambda r: abs(rows[r][1] - note["y"]))
+    return top_px + i * (panel_h + GAP_PX)
 
 
 def renderer(opt: dict) -> str:

@@ -247,7 +247,8 @@ def grid(weights: np.ndarray, q_labels: Sequence[str], k_labels: Sequence[str], 
             layout_axes["yaxis" if i == 1 else f"yaxis{i}"] = dict(
                 **{**ya, "automargin": y_labels}, domain=[max(0.0, top - row_h), min(1.0, top)], anchor=x,
                 showticklabels=y_labels, **({"matches": left_y} if y != left_y else {}))
-            notes.append(dict(text=f"{row_names[li]} · {col_names[hi]}", x=x0 + col_w / 2, y=top, xref="paper",
+            notes.append(dict(text=" · ".join(n for n in (row_names[li], col_names[hi]) if n), x=x0 + col_w / 2,
+                              y=top, xref="paper",
                               yref="paper", xanchor="center", yanchor="bottom", showarrow=False,
                               font=dict(size=12, color="#52606d")))
             if as_image:

@@ -74,6 +74,8 @@ def attention_figure(trace: Trace, kind: str, view: str, step: int, layer: int =
         return figures.heatmap(w, s.q_labels, s.k_labels, mask=s.mask, zmax=zmax,
                                title=f"{KINDS[kind]} · layer {layer + 1} · head {head + 1}", highlight_row=row)
     if view == "mean":
-        return figures.grid(w, s.q_labels, s.k_labels, mask=s.mask, zmax=zmax, row_names=["mean over heads"],
-                            col_names=[f"layer {i + 1}" for i in range(w.shape[1])], highlight_row=row)
+        # panels named by layer only ("mean over heads · layer 1" ran into its neighbours on narrow panels)
+        return figures.grid(w, s.q_labels, s.k_labels, mask=s.mask, zmax=zmax, row_names=[""],
+                            col_names=[f"layer {i + 1} (mean of heads)" if w.shape[1] == 1 else f"layer {i + 1}"
+                                       for i in range(w.shape[1])], highlight_row=row)
     return figures.grid(w, s.q_labels, s.k_labels, mask=s.mask, zmax=zmax, highlight_row=row)

@@ -12,13 +12,14 @@ import streamlit as st
 from app.render import echarts
 
 
-def draw(fig: go.Figure, key: str, fit_labels: bool = True) -> None:
-    drawn = echarts.option(fig, fit_labels=fit_labels)
+def draw(fig: go.Figure, key: str, fit_labels: bool = True, width: float = echarts.ASSUMED_WIDTH) -> None:
+    """width: the px of the column the chart sits in on a 1366-wide screen (echarts.option sizes it)."""
+    drawn = echarts.option(fig, fit_labels=fit_labels, width=width)
     if drawn is None:  # e.g. panels drawn as images (very large grids)
         st.plotly_chart(fig, key=key, theme=None, config={"displaylogo": False})
     else:
-        st.echarts_chart(drawn, key=key, height=int(fig.layout.height or 450), theme=None,
-                         renderer=echarts.renderer(drawn))
+        height = drawn.pop(echarts.HEIGHT_KEY)  # the rows' height, laid out for the chart's width
+        st.echarts_chart(drawn, key=key, height=height, theme=None, renderer=echarts.renderer(drawn))
 
 
 def svg(markup: str, key: str) -> None:

@@ -42,6 +42,9 @@ K_OPENED = "fast_view_for"  # what the last single-panel default was applied for
 # px of the attention picture: one head or the mean view fits under the step bar at 768 px; the grid (every
 # layer x head, unreadable when squeezed) may run below the fold.
 HEIGHT, PRESENT_HEIGHT, GRID_HEIGHT = 280, 400, 700
+# px of the picture's column on a 1366-wide screen (sidebar open; presenter mode: no sidebar, a wider column):
+# ECharts lays the picture out for it, in % of the chart's width, so a wider screen widens it (app/render/echarts)
+COLUMN_WIDTH, PRESENT_WIDTH = 680, 900
 K_PICTURE, K_NOTE = "present_picture", "preset_note"
 K_PRESET_SEEN = url.K_PRESET_SEEN
 
@@ -167,8 +170,9 @@ def attention(shown, kind: str, view: str, step: int, layer: int, head: int, sca
     if present:
         ctl.present_fonts(fig)
     cap = GRID_HEIGHT if view == "grid" else PRESENT_HEIGHT if present else HEIGHT
-    fig.update_layout(height=min(fig.layout.height, cap))
-    charts.draw(fig, "attention", fit_labels=not present)  # ECharts, or plotly for image panels
+    fig.update_layout(height=min(fig.layout.height, cap))  # plotly's (image panels); ECharts sizes its own
+    charts.draw(fig, "attention", fit_labels=not present,  # ECharts, or plotly for image panels
+                width=PRESENT_WIDTH if present else COLUMN_WIDTH)
     st.caption(CAPTIONS[kind])
     return fig
 

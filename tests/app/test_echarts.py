@@ -103,7 +103,9 @@ def test_crowded_key_labels_shrink_to_stay_apart():
     assert [m["query"]["minWidth"] for m in grown] == list(echarts.WIDER)
     sizes = [[a["axisLabel"]["fontSize"] for a in m["option"]["xAxis"]] for m in grown]
     assert all(f < w <= given for f, w in zip(fitted, sizes[0])) and all(w <= given for w in sizes[-1])
-    assert "media" not in echarts.option(fig, fit_labels=False)
+    # presenter mode keeps its font on every width; wider charts may only leave fewer labels out
+    kept_media = echarts.option(fig, fit_labels=False).get("media", [])
+    assert all(a["axisLabel"]["fontSize"] == given for m in kept_media for a in m["option"]["xAxis"] if a)
 
 
 def test_small_charts_are_svg_large_ones_canvas_and_the_largest_stay_plotly():
