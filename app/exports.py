@@ -156,6 +156,27 @@ def csv_bytes(trace: Trace) -> bytes:
     return long_frame(trace).to_csv(index=False, float_format="%.6g").encode("utf-8")
 
 
+SALIENCY_COLUMNS = ["step", "side", "position", "token", "integrated_gradients", "input_x_gradient"]
+
+
+def saliency_frame(trace: Trace) -> pd.DataFrame:
+    """A trace's gradient saliency (Trace.saliency, model.analysis.saliency), one row per decoder step and
+    attributed token: step from 1 as the page counts them; side "source" or "prefix" (the decoder inputs the step
+    could see); position from 0. Raises ValueError for a trace decoded without saliency."""
+    if trace.saliency is None:
+        raise ValueError("this trace has no saliency: decode it with saliency on (trace --saliency)")
+    rows = []
+    for t, row in enumerate(trace.saliency["steps"]):
+        for side, tokens in (("source", trace.source_tokens), ("prefix", trace.decoder_input_tokens)):
+            ig, ixg = row[side], row[f"{side}_input_x_gradient"]
+            rows += [(t + 1, side, i, tokens[i], ig[i], ixg[i]) for i in range(len(ig))]
+    return pd.DataFrame(rows, columns=SALIENCY_COLUMNS)
+
+
+def saliency_csv(trace: Trace) -> bytes:
+    return saliency_frame(trace).to_csv(index=False, float_format="%.6g").encode("utf-8")
+
+
 def json_bytes(trace: Trace) -> bytes:
     return trace.to_json().encode("utf-8")
 

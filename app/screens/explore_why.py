@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from app import services, state
+from app import exports, services, state
 from app.render import why
 from app.screens import explore_controls as ctl
 from app.services import DecodeOptions, ModelInputError, Trace
@@ -65,3 +65,15 @@ def why_panel(model_key: str, source: str, target: str | None, options: DecodeOp
                    f"({row['logit'] - row['baseline_logit']:+.3f}; tolerance {run.saliency['tolerance']:.0%}).")
         st.plotly_chart(why.agreement_grid(row["spearman"]), key="why_agreement", theme=None,
                         config={"displayModeBar": False})
+    downloads(run, model_key, step)
+
+
+def downloads(run: Trace, model_key: str, step: int) -> None:
+    """The run with its lens and / or saliency, as a Trace JSON, and the saliency as CSV."""
+    stem = exports.file_stem(model_key, run, step)
+    cols = st.columns(3)
+    cols[0].download_button("Trace JSON with lens / saliency", lambda: exports.json_bytes(run), f"{stem}-why.json",
+                            "application/json", key="why_dl_json", on_click="ignore")
+    if run.saliency is not None:
+        cols[1].download_button("Saliency CSV", lambda: exports.saliency_csv(run), f"{stem}-saliency.csv",
+                                "text/csv", key="why_dl_csv", on_click="ignore")

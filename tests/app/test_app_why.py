@@ -41,3 +41,17 @@ def test_lens_and_saliency_at_the_step(app, tiny_engine):
     grid = array(figure(app, "why_agreement")["data"][0]["z"])
     rho = np.array([[np.nan if v is None else v for v in layer] for layer in expected["spearman"]], dtype=float)
     np.testing.assert_allclose(grid, rho, rtol=1e-6)
+
+
+def test_saliency_csv_export(tiny_engine):
+    from app import exports
+
+    trace = tiny_engine.trace(CAT, options=DecodeOptions(saliency=True, max_len=3))
+    frame = exports.saliency_frame(trace)
+    assert list(frame.columns) == exports.SALIENCY_COLUMNS
+    assert len(frame) == sum(trace.n + len(r["prefix"]) for r in trace.saliency["steps"])
+    second = frame[(frame.step == 2) & (frame.side == "source")]
+    assert second.token.tolist() == list(trace.source_tokens)
+    assert second.integrated_gradients.tolist() == trace.saliency["steps"][1]["source"]
+    with pytest.raises(ValueError, match="no saliency"):
+        exports.saliency_frame(tiny_engine.trace(CAT, options=DecodeOptions(max_len=3)))
