@@ -12,6 +12,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from app import warmup
 from app.render.preload import DATAFRAME, ECHARTS, PLOTLY, preload
 
 SCREENS = Path(__file__).resolve().parent / "screens"
@@ -24,6 +25,7 @@ PAGES = [("explore", "Explore", "", ":material/search:"), ("leakage_lab", "Leaka
 # it from fonts.gstatic.com or a CDN on every rerun (an error offline).
 ICON = Path(__file__).resolve().parents[1] / "assets" / "favicon.png"
 st.set_page_config(page_title="Attention Lens", page_icon=str(ICON), layout="wide")
+warmup.start()  # the first export, head switch-off and Leakage lab plot, paid in the background (app/warmup.py)
 page = st.navigation([st.Page(str(SCREENS / f"{module}.py"), title=title, icon=icon, default=not url,
                               **({"url_path": url} if url else {}))
                       for module, title, url, icon in PAGES])

@@ -23,7 +23,7 @@ def shipped_server():
         pytest.skip(f"no Chromium at {CHROMIUM}")
     if not (ROOT / "checkpoints" / "en-fr" / "config.json").is_file():
         pytest.skip("needs the shipped checkpoints/en-fr")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")} | {"LENS_WARMUP": "0"}  # app/warmup.py
     proc = serve(env, port := free_port())
     yield f"http://127.0.0.1:{port}"
     proc.terminate()
