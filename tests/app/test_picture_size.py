@@ -69,3 +69,10 @@ def test_mean_view_titles_fit_their_panels_and_name_the_layer(tiny_engine):
         assert title["textStyle"]["width"] <= pct(grid["width"]) * echarts.ASSUMED_WIDTH
     rows = {g["top"] for g in opt["grid"]}
     assert len(rows) == 1 and opt["grid"][0]["height"] >= 3 * echarts.ROW_PX["panels"][0]
+
+
+def test_a_one_row_step_is_no_thin_strip(tiny_engine):
+    trace = tiny_engine.trace(" ".join(WORDS[:6]), options=DecodeOptions(max_len=4))
+    for view in ("mean", "head", "grid"):
+        opt = echarts.option(views.attention_figure(trace, "cross_attention", view, 1))
+        assert all(g["height"] >= echarts.MIN_PANEL_PX for g in opt["grid"]), view
