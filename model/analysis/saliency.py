@@ -36,9 +36,10 @@ START, MAX_STEPS = 8, 256  # trapezoid intervals: first level, and the most ever
 CHUNK = 32  # interpolation points run together in one batched pass
 
 
-def _points(step: EmbeddedStep, alphas: list[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """At each alpha: f, and (x - b) . grad f per source token and per prefix token -> (A,), (A, n), (A, T)."""
-    values, src_out, pre_out = [], [], []
+def _points(step: EmbeddedStep, alphas: list[float]) -> tuple[np.ndarray, ...]:
+    """At each alpha: f, and per source token and per prefix token (x - b) . grad f and x . grad f ->
+    (A,), (A, n), (A, T), (A, n), (A, T)."""
+    values, src_ig, pre_ig, src_ixg, pre_ixg = [], [], [], [], []
     ds, dp = step.source - step.source_baseline, step.prefix - step.prefix_baseline
     for i in range(0, len(alphas), CHUNK):
         a = torch.tensor(alphas[i:i + CHUNK], dtype=step.source.dtype)[:, None, None]
@@ -48,37 +49,34 @@ def _points(step: EmbeddedStep, alphas: list[float]) -> tuple[np.ndarray, np.nda
             f = step.logit(s, p)
             gs, gp = torch.autograd.grad(f.sum(), [s, p])
         values.append(f.detach())
-        src_out.append((gs * ds).sum(-1))
-        pre_out.append((gp * dp).sum(-1))
-    return (torch.cat(values).double().numpy(), torch.cat(src_out).double().numpy(),
-            torch.cat(pre_out).double().numpy())
+        src_ig.append((gs * ds).sum(-1))
+        pre_ig.append((gp * dp).sum(-1))
+        src_ixg.append((gs * step.source).sum(-1))
+        pre_ixg.append((gp * step.prefix).sum(-1))
+    return tuple(torch.cat(x).double().numpy() for x in (values, src_ig, pre_ig, src_ixg, pre_ixg))
 
 
 def integrated_gradients(step: EmbeddedStep) -> dict[str, Any]:
-    """IG of one step with the number of trapezoid intervals chosen by convergence (module docstring)."""
-    values, src, pre = _points(step, [0.0, 1.0])
-    f_base, f_x = float(values[0]), float(values[1])
+    """IG of one step with the number of trapezoid intervals chosen by convergence (module docstring), and
+    input x gradient from the gradient at the input itself (the point alpha = 1)."""
+    intervals = START
+    values, src, pre, src_ixg, pre_ixg = _points(step, [k / intervals for k in range(intervals + 1)])
+    f_base, f_x = float(values[0]), float(values[-1])
     delta = f_x - f_base
-    # Trapezoid sums with the end points at half weight; a doubling adds the odd points of the finer grid.
-    src_sum, pre_sum = (src[0] + src[1]) / 2, (pre[0] + pre[1]) / 2
-    intervals = 1
+    # Trapezoid sums (end points at half weight); a doubling adds the odd points of the finer grid.
+    src_sum = src[1:-1].sum(0) + (src[0] + src[-1]) / 2
+    pre_sum = pre[1:-1].sum(0) + (pre[0] + pre[-1]) / 2
     while True:
-        new = [(2 * k + 1) / (2 * intervals) for k in range(intervals)]
-        _, s_new, p_new = _points(step, new)
-        src_sum, pre_sum = src_sum + s_new.sum(0), pre_sum + p_new.sum(0)
-        intervals *= 2
         ig_src, ig_pre = src_sum / intervals, pre_sum / intervals
         error = abs(float(ig_src.sum() + ig_pre.sum()) - delta)
-        if intervals >= START and (error <= TOLERANCE * max(abs(delta), 1.0) or intervals >= MAX_STEPS):
+        if error <= TOLERANCE * max(abs(delta), 1.0) or intervals >= MAX_STEPS:
             break
-    with torch.enable_grad():  # input x gradient at the input itself
-        s = step.source[None].clone().requires_grad_(True)
-        p = step.prefix[None].clone().requires_grad_(True)
-        gs, gp = torch.autograd.grad(step.logit(s, p).sum(), [s, p])
-    return {"source": ig_src.tolist(), "prefix": ig_pre.tolist(),
-            "source_input_x_gradient": (gs[0] * step.source).sum(-1).double().tolist(),
-            "prefix_input_x_gradient": (gp[0] * step.prefix).sum(-1).double().tolist(),
-            "intervals": intervals, "logit": f_x, "baseline_logit": f_base, "completeness_error": error}
+        _, s_new, p_new, _, _ = _points(step, [(2 * k + 1) / (2 * intervals) for k in range(intervals)])
+        src_sum, pre_sum = src_sum + s_new.sum(0), pre_sum + p_new.sum(0)
+        intervals *= 2
+    return {"source": ig_src.tolist(), "prefix": ig_pre.tolist(), "source_input_x_gradient": src_ixg[-1].tolist(),
+            "prefix_input_x_gradient": pre_ixg[-1].tolist(), "intervals": intervals, "logit": f_x,
+            "baseline_logit": f_base, "completeness_error": error}
 
 
 def ranks(x: np.ndarray) -> np.ndarray:
