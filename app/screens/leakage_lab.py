@@ -19,6 +19,8 @@ from app.services import CheckpointError, DecodeOptions, ModelInputError
 
 TRIO = ("en-fr", "en-fr-no-causal-mask", "en-fr-no-shift")
 TRIO_PAIR = "en-fr"  # the language pair the three broken-model folders translate
+# Shown beside the trio when installed: trained without the 1/sqrt(d_k) (train --variant no-scaling).
+OPTIONAL = ("en-fr-no-scaling",)
 VIEWS = {"switches": "Switches & leakage meter", "probe": "Causality probe", "broken": "Broken models",
          "bugs": "Three more bugs", "exposure": "Training vs inference"}
 K_VIEW, K_CAUSAL, K_SHIFT, K_HEAD = "leak_view", "leak_causal", "leak_shift", "leak_head"
@@ -209,8 +211,9 @@ def broken_view(engine, source: str, target: str) -> None:
                    f"(expected in {registry.CHECKPOINTS}). Train them with `python -m model train --pair en-fr "
                    "--variant healthy|no-causal-mask|no-shift --out checkpoints/<name>`.")
         return
+    keys = TRIO + tuple(k for k in OPTIONAL if k in available)
     engines = {}
-    for key in TRIO:
+    for key in keys:
         try:
             engines[key] = services.get_engine(key)
         except ERRORS as exc:
@@ -218,7 +221,7 @@ def broken_view(engine, source: str, target: str) -> None:
             return
     st.markdown(SILENT)
 
-    logs = {k: log for k in TRIO if (log := services.train_log(str(available[k].path / "train_log.csv")))}
+    logs = {k: log for k in keys if (log := services.train_log(str(available[k].path / "train_log.csv")))}
     if logs:
         st.plotly_chart(lf.training_curves(logs), key="leak_curves", config={"displaylogo": False})
         st.caption("The broken models' teacher-forced curves look as good as the healthy one's, or better; "
@@ -235,19 +238,20 @@ def broken_view(engine, source: str, target: str) -> None:
         st.info(why, icon=":material/translate:")
     st.markdown(f"**On this sentence**, each model in teacher forcing as it was trained, then writing on its own "
                 f"(greedy): “{state.text(plain(source))}”")
-    cols = st.columns(3)
-    for col, key in zip(cols, TRIO):
+    cols = st.columns(len(keys))
+    for col, key in zip(cols, keys):
         with col:
             sentence_column(key, engines[key], source, target, signature)
 
     st.divider()
-    sample_section(TRIO)
+    sample_section(keys)
 
 
 def sentence_column(key: str, engine, source: str, target: str, signature: str) -> None:
     causal, shift = engine.trained_setting
     st.markdown(f"#### {key}")
-    st.caption(f"trained with {setting_text(causal, shift)}")
+    unscaled = " · **no 1/√d_k scaling**" if engine.card.get("variant") == "no-scaling" else ""
+    st.caption(f"trained with {setting_text(causal, shift)}{unscaled}")
     metrics = engine.card.get("test_metrics") or engine.card.get("valid_metrics") or {}
     if metrics:
         a, b = st.columns(2)
@@ -311,9 +315,10 @@ def sample_table(reports: dict) -> pd.DataFrame:
     rows = {"trained with": [], "teacher-forced accuracy": [], "exact match (greedy)": [],
             "next-position weight, best head": [], "copy-diagonal weight, best head": [],
             "outputs repeating a piece ≥3×": [], "example output": []}
-    for rep in reports.values():
+    for key, rep in reports.items():
         d = rep.to_dict()
-        rows["trained with"].append(setting_text(rep.causal, rep.shift).replace("**", ""))
+        unscaled = ", no 1/√d_k scaling" if key in OPTIONAL else ""
+        rows["trained with"].append(setting_text(rep.causal, rep.shift).replace("**", "") + unscaled)
         rows["teacher-forced accuracy"].append(f"{rep.teacher_forced_accuracy:.1%}")
         rows["exact match (greedy)"].append(f"{rep.exact_match:.1%}")
         rows["next-position weight, best head"].append(_strongest(d["strongest_next_position"]))

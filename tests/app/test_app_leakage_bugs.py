@@ -112,3 +112,31 @@ def test_training_vs_inference_names_the_parting_step(folder, monkeypatch):
     chart(at, "exp_free")
     st.cache_resource.clear()
     st.cache_data.clear()
+
+
+def test_broken_models_show_the_no_scaling_model_when_installed(tmp_path, monkeypatch):
+    from tests.app.test_app_leakage import write_trio
+
+    folders = write_trio(tmp_path)
+    extra = build_tiny_checkpoint(tmp_path / "en-fr-no-scaling", seed=3, scaled=False)
+    card = json.loads((extra / "card.json").read_text())
+    card.update(variant="no-scaling", test_metrics={"teacher_forced_accuracy": 0.4, "exact_match": 0.0})
+    (extra / "card.json").write_text(json.dumps(card))
+    monkeypatch.setattr(registry, "SOURCES", [registry.operator_entries])
+    monkeypatch.setenv("LENS_MODEL_DIRS", os.pathsep.join(str(p) for p in [*folders, extra]))
+    monkeypatch.setenv("LENS_DEFAULT_MODEL", "en-fr")
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    at = AppTest.from_file(PAGE, default_timeout=180)
+    at.session_state["preset"] = "custom"
+    at.session_state["source"] = "the cat sat ."
+    at.session_state["target"] = "le chat s' assit ."
+    at.session_state["leak_view"] = "broken"
+    at.run()
+    assert not at.exception and not at.error
+    chart(at, "leak_sig_en-fr-no-scaling")
+    assert any("no 1/√d_k scaling" in c.value for c in at.caption)
+    assert list(at.dataframe[0].value.columns)[1:] == ["en-fr", "en-fr-no-causal-mask", "en-fr-no-shift",
+                                                       "en-fr-no-scaling"]
+    st.cache_resource.clear()
+    st.cache_data.clear()
