@@ -7,8 +7,8 @@ import html
 from collections.abc import Callable, Sequence
 
 ROLE_COLOURS = {"aligning": "#c3e6cb", "previous-token": "#cfe2ff", "next-token": "#cfe2ff",
-                "same-position": "#cfe2ff", "sink": "#f8d7da", "punctuation": "#fff3cd", "broad": "#e2e3e5",
-                "mixed": "#ffffff"}
+                "same-position": "#cfe2ff", "local": "#dbe9f6", "sink": "#f8d7da", "punctuation": "#fff3cd",
+                "broad": "#e2e3e5", "mixed": "#ffffff"}
 # The figure each role was named from (model.analysis.head_roles.ROLE_RULE)
 EVIDENCE = {"previous-token": "previous", "next-token": "next", "same-position": "same", "punctuation": "punctuation",
             "broad": "entropy_norm"}
@@ -29,6 +29,8 @@ def evidence(row: dict) -> float:
         return max(v for v in (row["aligned"], row["aligned_shift"]) if v is not None)
     if name == "sink":
         return max(row["first"], row["eos"])
+    if name == "local":
+        return row["same"] + row["previous"] + row["next"]
     if name in EVIDENCE:
         return row[EVIDENCE[name]]
     return max(row[k] for k in ("same", "previous", "next", "first", "eos", "punctuation"))

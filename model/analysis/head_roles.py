@@ -14,13 +14,14 @@ and `entropy`, the mean entropy of a row (nats), with `entropy_norm`, that entro
 see). A row's shares are over the keys it could see; rows that could see one key only (decoder row 0 with the
 causal mask) are left out, since every share is forced there. Means are over every counted row of the corpus.
 
-The role (ROLE_RULE, applied in this order; THRESHOLD = 0.5, BROAD = 0.8):
+The role (ROLE_RULE, applied in this order; THRESHOLD = 0.5, LOCAL = 0.7, BROAD = 0.8):
 1. `aligning`: cross-attention with gold, max(aligned, aligned_shift) >= THRESHOLD;
 2. `previous-token`, `next-token`, `same-position` (positional): that share >= THRESHOLD;
-3. `sink`: max(first, eos) >= THRESHOLD (attention parked on a fixed token);
-4. `punctuation`: punctuation >= THRESHOLD;
-5. `broad`: entropy_norm >= BROAD (spread over everything);
-6. `mixed`: none of these.
+3. `local` (positional, a window): same + previous + next >= LOCAL;
+4. `sink`: max(first, eos) >= THRESHOLD (attention parked on a fixed token);
+5. `punctuation`: punctuation >= THRESHOLD;
+6. `broad`: entropy_norm >= BROAD (spread over everything);
+7. `mixed`: none of these.
 """
 
 from __future__ import annotations
@@ -40,11 +41,12 @@ if TYPE_CHECKING:
     from model.engine.contract import Engine
     from model.engine.trace import Trace
 
-THRESHOLD, BROAD = 0.5, 0.8
+THRESHOLD, LOCAL, BROAD = 0.5, 0.7, 0.8
 SHARES = ("same", "previous", "next", "first", "eos", "punctuation", "aligned", "aligned_shift")
 ROLE_RULE = ("aligning: cross-attention with gold links and max(aligned, aligned_shift) >= 0.5; else "
-             "previous-token / next-token / same-position: that share >= 0.5; else sink: max(first, eos) >= 0.5; "
-             "else punctuation: punctuation share >= 0.5; else broad: normalised entropy >= 0.8; else mixed")
+             "previous-token / next-token / same-position: that share >= 0.5; else local: same + previous + next "
+             ">= 0.7; else sink: max(first, eos) >= 0.5; else punctuation: punctuation share >= 0.5; else broad: "
+             "normalised entropy >= 0.8; else mixed")
 END_PIECES = frozenset({"</s>"})
 
 
@@ -104,6 +106,8 @@ def role(stats: dict[str, float | None]) -> str:
     for name, label in (("previous", "previous-token"), ("next", "next-token"), ("same", "same-position")):
         if stats[name] >= THRESHOLD:
             return label
+    if stats["same"] + stats["previous"] + stats["next"] >= LOCAL:
+        return "local"
     if max(stats["first"], stats["eos"]) >= THRESHOLD:
         return "sink"
     if stats["punctuation"] >= THRESHOLD:

@@ -98,6 +98,8 @@ def test_the_rule_in_order():
     assert role(base | {"aligned_shift": 0.6, "previous": 0.9}) == "aligning"
     assert role(base | {"punctuation": 0.6}) == "punctuation"
     assert role(base | {"entropy_norm": 0.85}) == "broad"
+    assert role(base | {"same": 0.3, "previous": 0.25, "next": 0.2, "first": 0.6}) == "local"
+    assert role(base | {"same": 0.3, "previous": 0.25, "next": 0.1, "first": 0.6}) == "sink"
     assert "sink" in ROLE_RULE and is_punctuation("▁.") and is_punctuation("»") and not is_punctuation("▁a")
 
 
@@ -124,3 +126,18 @@ def test_heads_json_lists_every_heads_role(tiny_ckpt, tmp_path, capsys):
     assert {(h["kind"], h["layer"], h["head"]) for h in out["roles"]} == {
         (h["kind"], h["layer"], h["head"]) for h in out["heads"]}
     assert out["role_rule"] == ROLE_RULE and all(r["role"] for r in out["roles"])
+
+
+def test_on_the_shipped_en_fr_the_upper_cross_attention_heads_align():
+    """80 test pairs with gold links: the cross-attention heads of layers 2-3 mostly follow the gold word the
+    row predicts, those of layer 1 none (README, "Why this token")."""
+    from model.corpora import read_tsv
+    from model.engine.loader import load_engine
+    from tests.conftest import ROOT
+
+    result = head_roles(load_engine(ROOT / "checkpoints" / "en-fr"), read_tsv(ROOT / "assets" / "data" /
+                                                                             "en-fr.test.tsv")[:80])
+    cross = {(h["layer"], h["head"]): h for h in result["heads"] if h["kind"] == "cross"}
+    assert sum(cross[(la, h)]["role"] == "aligning" for la in (2, 3) for h in range(1, 5)) >= 6
+    assert not any(cross[(1, h)]["role"] == "aligning" for h in range(1, 5))
+    assert all(cross[(3, h)]["aligned"] > 0.5 > cross[(3, h)]["aligned_shift"] for h in range(1, 5))
