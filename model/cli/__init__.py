@@ -26,7 +26,8 @@ def cmd_trace(args: argparse.Namespace) -> int:
     if args.data is not None:
         options = DecodeOptions(mode=args.decode, causal=not args.no_causal_mask, shift=not args.no_shift,
                                 beam_size=args.beam, temperature=args.temperature, top_k=args.top_k, seed=args.seed,
-                                max_len=args.max_len)
+                                max_len=args.max_len, ablate=tuple(args.ablate), contributions=args.contributions,
+                                lens=args.lens, saliency=args.saliency)
         return trace_data(engine, args.data, Path(args.out), options, args.batch_size)
     options = DecodeOptions(mode="teacher_forced" if args.target else args.decode, causal=not args.no_causal_mask,
                             shift=not args.no_shift, beam_size=args.beam, temperature=args.temperature,

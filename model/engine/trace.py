@@ -7,6 +7,7 @@ JSON and NPZ writers and readers round-trip; readers validate shapes against tok
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,8 +39,32 @@ class Step:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Step:
         extra = {k: v for k, v in d.items() if k not in ("token", "id", "prob", "top_k")}
-        return cls(str(d["token"]), int(d["id"]), float(d["prob"]),
-                   tuple((str(t["token"]), float(t["prob"])) for t in d["top_k"]), extra)
+        return cls(str(d["token"]), int(d["id"]), number(d["prob"]),
+                   tuple((str(t["token"]), number(t["prob"])) for t in d["top_k"]), extra)
+
+
+def number(value: Any) -> float:
+    """A probability read from JSON: null (how a NaN is written, Trace.to_json) back to NaN."""
+    return math.nan if value is None else float(value)
+
+
+def finite_or_null(value: Any) -> Any:
+    """value (JSON-ready dicts, lists, numbers) with every NaN / infinite float replaced by None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_or_null(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_or_null(v) for v in value]
+    return value
+
+
+def strict_json(value: Any) -> str:
+    """json.dumps without NaN / Infinity (written as null); the walk that replaces them runs only when needed."""
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        return json.dumps(finite_or_null(value), ensure_ascii=False, allow_nan=False)
 
 
 @dataclass(frozen=True)
@@ -69,6 +94,18 @@ class Trace:
 
     def __post_init__(self) -> None:
         validate(self)
+        # A server caches one Trace per input and shares it between sessions (app.services.get_trace): its arrays
+        # are read-only, so that no page can change what another one shows (frozen=True alone is shallow).
+        for a in self.arrays():
+            a.flags.writeable = False
+
+    def arrays(self) -> list[np.ndarray]:
+        """Every numpy array the Trace holds: the attention of each kind, and the contributions' arrays."""
+        out = [getattr(self, kind) for kind in KINDS]
+        if self.contributions is not None:
+            out += [self.contributions[g][k] for g in CONTRIBUTION_GROUPS for k in KINDS]
+            out.append(self.contributions["source_share"])
+        return [a for a in out if isinstance(a, np.ndarray)]
 
     @property
     def n(self) -> int:
@@ -135,7 +172,11 @@ class Trace:
             raise ValueError(f"trace: malformed ({type(exc).__name__}: {exc})") from exc
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), ensure_ascii=False)
+        """The Trace as strict JSON (RFC 8259 has no NaN or Infinity). A model with NaN or infinite weights computes
+        NaN attention and probabilities, which Python's json would write as the bare words NaN / Infinity: not
+        JSON, refused by strict readers (JavaScript's JSON.parse, jq, json.loads with parse_constant). They are
+        written as null, the one JSON value for "no number"; the readers here turn null back into NaN."""
+        return strict_json(self.to_dict())
 
     # ---- NPZ: arrays as arrays, everything else as one JSON string -----------------------------------------
     def to_npz_dict(self) -> dict[str, np.ndarray]:
@@ -154,7 +195,7 @@ class Trace:
                 for kind in KINDS:
                     out[f"contributions_{g}_{kind}"] = self.contributions[g][kind]
             out["contributions_source_share"] = self.contributions["source_share"]
-        out["meta"] = np.array(json.dumps(meta, ensure_ascii=False))
+        out["meta"] = np.array(strict_json(meta))
         return out
 
     @classmethod
