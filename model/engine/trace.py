@@ -69,6 +69,19 @@ def strict_json(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Trace:
+    """One run: the DESIGN.md schema, plus optional keys present only when the run asked for them.
+
+    - `contributions`: {"method", "norm_weighted": {kind: array}, "rollout": {kind: array}, "source_share": (m,)}
+      (DecodeOptions.contributions, `trace --contributions`; model.analysis.contributions).
+    - `lens` (DecodeOptions.lens, `trace --lens`; model.analysis.lens): {"k", "layers": L, "top_k": per row per
+      layer [{"token", "prob"}] * k, "chosen_prob": per row per layer, "chosen_rank": per row per layer (1 = top),
+      "first_top_layer": per row the first layer (1-based) from which the chosen token stays top-1, or null}.
+    - `saliency` (DecodeOptions.saliency, `trace --saliency`; model.analysis.saliency): {"method", "baseline",
+      "tolerance", "steps": per row {"source": IG per source token, "prefix": IG per decoder input the row could
+      see, "source_input_x_gradient", "prefix_input_x_gradient", "intervals", "logit", "baseline_logit",
+      "completeness_error", "spearman": per cross-attention layer per head, rho or null}}.
+    """
+
     model: dict[str, Any]
     options: dict[str, Any]
     source_tokens: tuple[str, ...]
