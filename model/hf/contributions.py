@@ -70,17 +70,20 @@ def contribution_parts(model: Any, run: RawRun, causal: bool,
 
 
 @torch.no_grad()
-def parts_of(model: Any, out: Any, keep: dict[str, torch.Tensor | None] | None = None) -> ContributionParts:
-    """The parts of a one-sentence pass that returned its hidden states (output_hidden_states=True); keep: the
-    head masks the pass ran with (None: every head on), a switched-off head's norms set to 0."""
+def parts_of(model: Any, out: Any, keep: dict[str, torch.Tensor | None] | None = None, row: int = 0,
+             n: int | None = None, m: int | None = None) -> ContributionParts:
+    """The parts of sentence `row` of a pass that returned its hidden states (output_hidden_states=True), its
+    first n source and m decoder positions (None: all; the rest is a padded batch's padding); keep: the head
+    masks the pass ran with (None: every head on), a switched-off head's norms set to 0."""
     sites = attention_sites(model)
-    enc_in, dec_in = out.encoder_hidden_states, out.decoder_hidden_states  # embeddings, then each layer's output
-    memory = out.encoder_last_hidden_state[0]
+    enc_in = [h[row, :n] for h in out.encoder_hidden_states]  # embeddings, then each layer's output
+    dec_in = [h[row, :m] for h in out.decoder_hidden_states]
+    memory = out.encoder_last_hidden_state[row, :n]
 
     stack = torch.stack
-    norms = {"encoder_self_attention": stack([value_output_norms(s, enc_in[i][0])
+    norms = {"encoder_self_attention": stack([value_output_norms(s, enc_in[i])
                                               for i, s in enumerate(sites["encoder_self_attention"])]),
-             "decoder_self_attention": stack([value_output_norms(s, dec_in[i][0])
+             "decoder_self_attention": stack([value_output_norms(s, dec_in[i])
                                               for i, s in enumerate(sites["decoder_self_attention"])]),
              "cross_attention": stack([value_output_norms(s, memory) for s in sites["cross_attention"]])}
     for kind, mask in (keep or {}).items():  # (layers, h) 0.0 for a head off: it sends nothing
@@ -88,4 +91,4 @@ def parts_of(model: Any, out: Any, keep: dict[str, torch.Tensor | None] | None =
             norms[KIND_CODES[kind]] = norms[KIND_CODES[kind]] * mask.to(memory.dtype)[:, :, None]
     return ContributionParts(
         value_norms={kind: to_numpy(n) for kind, n in norms.items()},
-        residual_norms=to_numpy(stack([dec_in[i][0].norm(dim=-1) for i in range(len(sites["cross_attention"]))])))
+        residual_norms=to_numpy(stack([dec_in[i].norm(dim=-1) for i in range(len(sites["cross_attention"]))])))

@@ -54,6 +54,17 @@ def _ids(value: Any) -> set[int]:
     return {int(value)}
 
 
+def pad_ids(seqs: list[list[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Sequences of ids -> (ids (B, T) right-padded with `pad`, keep (B, T) long: 1 real, 0 padding)."""
+    width = max(len(s) for s in seqs)
+    ids = torch.full((len(seqs), width), pad, dtype=torch.long)
+    keep = torch.zeros((len(seqs), width), dtype=torch.long)
+    for i, s in enumerate(seqs):
+        ids[i, : len(s)] = torch.tensor(s, dtype=torch.long)
+        keep[i, : len(s)] = 1
+    return ids, keep
+
+
 class HFStepper(Stepper):
     """The model's own cache over one encoded batch (padded with the pad id). keep: the head masks to switch
     off (model.engine.heads.keep_masks), applied to the encoder here and to the decoder at every step."""
@@ -61,12 +72,7 @@ class HFStepper(Stepper):
     def __init__(self, model: Any, srcs: list[list[int]], pad: int, need_weights: bool,
                  keep: dict[str, torch.Tensor | None] | None = None) -> None:
         self.model, self.need_weights, self.head_keep = model, need_weights, keep
-        width = max(len(s) for s in srcs)
-        ids = torch.full((len(srcs), width), pad, dtype=torch.long)
-        self.keep = torch.zeros((len(srcs), width), dtype=torch.long)
-        for i, s in enumerate(srcs):
-            ids[i, : len(s)] = torch.tensor(s, dtype=torch.long)
-            self.keep[i, : len(s)] = 1
+        ids, self.keep = pad_ids(srcs, pad)
         with ablating(model, keep):
             self.enc = model.get_encoder()(input_ids=ids, attention_mask=self.keep, output_attentions=need_weights)
         self.enc_attentions = list(self.enc.attentions or [])
@@ -214,24 +220,36 @@ class HFEngine(Engine):
     # ---- forward passes -------------------------------------------------------------------------------------
     def teacher_forced_batch(self, srcs: list[list[int]], labels: list[list[int]], options: DecodeOptions,
                              need_weights: bool = True) -> list[RawRun]:
-        """One parallel pass per pair (attention is always returned). With the shift row t reads label t-1
-        (row 0 the decoder start token); without it, row t reads label t. With causal off, a full mask
-        replaces the model's causal one. The heads of options.ablate are off in every pass."""
+        """Every pair in one padded pass. With the shift row t reads label t-1 (row 0 the decoder start token);
+        without it, row t reads label t. Sources and decoder inputs are right-padded: padded source keys are
+        masked (attention_mask); a decoder row never reads the padding after it under the causal mask, and with
+        causal off the full mask stops at each pair's own length. Each pair's arrays are cut to its lengths;
+        attention comes back only when need_weights (or contributions, which are computed from it), else the
+        arrays are empty. The heads of options.ablate are off."""
         self.check_bugs(options)
         keep = self.head_masks(options)
+        pad = self.pad_id if self.pad_id is not None else self.end_id
+        dec_ins = [[self.start_id, *labs[:-1]] if options.shift else list(labs) for labs in labels]
+        src, src_keep = pad_ids(srcs, pad)
+        dec, dec_keep = pad_ids(dec_ins, pad)
+        allowed = None
+        if not options.causal:  # (B, 1, m, m): every query may read every real key of its own pair
+            allowed = (full_mask(dec.shape[1]) & dec_keep.bool()[:, None, None, :])
+        weights = need_weights or options.contributions
+        with ablating(self.model, keep):
+            out = forward(self.model, src, dec, allowed, hidden=options.contributions, src_keep=src_keep,
+                          weights=weights)
+        def cut(attentions: Any, b: int, q: int, k: int) -> np.ndarray:  # pair b's (layers, h, q, k)
+            return np.stack([to_numpy(a[b, :, :q, :k]) for a in attentions]) if weights else np.zeros(0)
+
         runs = []
-        for src_ids, labs in zip(srcs, labels):
-            dec_in = [self.start_id, *labs[:-1]] if options.shift else list(labs)
-            allowed = None if options.causal else full_mask(len(dec_in))
-            with ablating(self.model, keep):
-                out = forward(self.model, torch.tensor([src_ids]), torch.tensor([dec_in]), allowed,
-                              hidden=options.contributions)
+        for b, (src_ids, dec_in, labs) in enumerate(zip(srcs, dec_ins, labels)):
+            n, m = len(src_ids), len(dec_in)
             runs.append(RawRun(
-                extra={"parts": parts_of(self.model, out, keep)} if options.contributions else {},
-                src_ids=list(src_ids), dec_in_ids=dec_in, out_ids=list(labs), logits=to_numpy(out.logits[0]),
-                enc_attn=np.stack([to_numpy(a[0]) for a in out.encoder_attentions]),
-                dec_attn=np.stack([to_numpy(a[0]) for a in out.decoder_attentions]),
-                cross_attn=np.stack([to_numpy(a[0]) for a in out.cross_attentions])))
+                extra={"parts": parts_of(self.model, out, keep, b, n, m)} if options.contributions else {},
+                src_ids=list(src_ids), dec_in_ids=dec_in, out_ids=list(labs), logits=to_numpy(out.logits[b, :m]),
+                enc_attn=cut(out.encoder_attentions, b, n, n), dec_attn=cut(out.decoder_attentions, b, m, m),
+                cross_attn=cut(out.cross_attentions, b, m, n)))
         return runs
 
     def contribution_parts(self, run: RawRun, options: DecodeOptions) -> ContributionParts:

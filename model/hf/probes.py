@@ -22,15 +22,17 @@ def additive_mask(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
 
 
 def forward(model: Any, src: torch.Tensor, dec: torch.Tensor, allowed: torch.Tensor | None,
-            hidden: bool = False) -> Any:
-    """One full pass with every attention (and every layer's hidden states if `hidden`). src (B, n),
-    dec (B, m); allowed: None (the model's own causal mask) or bool (B, 1, m, m)."""
+            hidden: bool = False, src_keep: torch.Tensor | None = None, weights: bool = True) -> Any:
+    """One full pass with every attention (unless not `weights`) and every layer's hidden states if `hidden`.
+    src (B, n), dec (B, m); allowed: None (the model's own causal mask) or bool (B, 1, m, m); src_keep: (B, n)
+    1 for real source tokens, 0 for padding (None: all real)."""
     extra = {}
     if allowed is not None:
         extra["decoder_attention_mask"] = additive_mask(allowed, model.dtype)
     with torch.no_grad():
-        return model(input_ids=src, attention_mask=torch.ones_like(src), decoder_input_ids=dec,
-                     output_attentions=True, output_hidden_states=hidden, use_cache=False, **extra)
+        return model(input_ids=src, attention_mask=torch.ones_like(src) if src_keep is None else src_keep,
+                     decoder_input_ids=dec, output_attentions=weights, output_hidden_states=hidden, use_cache=False,
+                     **extra)
 
 
 @dataclass(frozen=True)
