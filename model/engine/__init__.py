@@ -6,6 +6,8 @@
 - `decode`, `beam`: the one incremental decoding loop (greedy, sampling, forced prefix) and beam search;
 - `to_trace`, `trace`: raw runs -> `Trace`, the only thing that leaves model/ (JSON / NPZ readers and writers);
 - `errors`: `CheckpointError`, `ModelInputError` (messages for the user), the pickle refusal;
+- `contributions`: norm-weighted attention, rollout and source share, the Trace's `contributions` object;
+- `safety`: the checks before a model is allocated (size limit, safetensors header, the folder's files);
 - `masks`, `text`: boolean attention masks and input cleaning, shared by every family;
 - `loader`: `load_engine(folder or hub id)`, which picks the family.
 """

@@ -23,10 +23,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from model.analysis.contributions import contributions
 from model.analysis.lens import lens
 from model.analysis.saliency import saliency
 from model.engine.beam import beam_search
+from model.engine.contributions import contributions
 from model.engine.decode import decode_batch, to_numpy
 from model.engine.errors import ModelInputError
 from model.engine.gradients import EmbeddedStep

@@ -30,7 +30,7 @@ class DecodeOptions:
     lens: bool = False  # add the logit lens of every decoder row to the Trace (model.analysis.lens)
     saliency: bool = False  # add every row's gradient saliency to the Trace (model.analysis.saliency)
     ablate: tuple[str, ...] = ()  # heads switched off, "KIND:LAYER:HEAD" (1-based, * = all; model.engine.heads)
-    contributions: bool = False  # add the contributions object to the Trace (model.analysis.contributions)
+    contributions: bool = False  # add the contributions object to the Trace (model.engine.contributions)
     # Three more silent bugs of the references, each off by default (model.engine.bugs; engines that cannot
     # express one refuse it with a reason, Engine.bug_notes):
     mask_after_softmax: bool = False  # zero the masked weights after the softmax (rows not renormalised)
@@ -74,7 +74,7 @@ class RawRun:
 
 @dataclass
 class ContributionParts:
-    """What an engine's replay of one run returns for contributions (model.analysis.contributions)."""
+    """What an engine's replay of one run returns for contributions (model.engine.contributions)."""
 
     value_norms: dict[str, np.ndarray]  # trace kind -> (layers, h, keys): ||v_j W_O^h||, 0 for a head switched off
     residual_norms: np.ndarray  # (L_dec, m): ||x_i||, the decoder residual stream at each layer's input

@@ -72,7 +72,7 @@ class Trace:
     """One run: the DESIGN.md schema, plus optional keys present only when the run asked for them.
 
     - `contributions`: {"method", "norm_weighted": {kind: array}, "rollout": {kind: array}, "source_share": (m,)}
-      (DecodeOptions.contributions, `trace --contributions`; model.analysis.contributions).
+      (DecodeOptions.contributions, `trace --contributions`; model.engine.contributions).
     - `lens` (DecodeOptions.lens, `trace --lens`; model.analysis.lens): {"k", "layers": L, "top_k": per row per
       layer [{"token", "prob"}] * k, "chosen_prob": per row per layer, "chosen_rank": per row per layer (1 = top),
       "first_top_layer": per row the first layer (1-based) from which the chosen token stays top-1, or null}.
@@ -94,7 +94,7 @@ class Trace:
     beams: tuple[Trace, ...] = ()  # beam mode: every final hypothesis, best first, each with its attention
     beam_steps: tuple[tuple[dict[str, Any], ...], ...] = ()  # beam mode: the live beams after each step
     # Optional (asked for): {"method", "norm_weighted": {kind: array}, "rollout": {kind: array},
-    # "source_share": (m,)}, arrays shaped as the attention of the same kind (model.analysis.contributions).
+    # "source_share": (m,)}, arrays shaped as the attention of the same kind (model.engine.contributions).
     contributions: dict[str, Any] | None = None
     # Optional (asked for: DecodeOptions.lens / .saliency, `trace --lens` / `--saliency`), JSON-ready objects:
     # `lens` per decoder row and layer the top-k tokens of the logit lens, the chosen token's probability and

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from model.analysis.contributions import norm_weighted, rollout, source_share
 from model.builtin.batch import pad_batch
 from model.engine import DecodeOptions, ModelInputError
+from model.engine.contributions import norm_weighted, rollout, source_share
 from model.engine.heads import expand, keep_masks
 from model.engine.masks import decoder_self_mask
 from model.engine.runs import ContributionParts

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 import torch
 
-from model.analysis.contributions import renormalise
 from model.engine import DecodeOptions, ModelInputError
+from model.engine.contributions import renormalise
 from model.engine.heads import KIND_CODES
 from model.engine.loader import load_engine
 from model.hf import ablation

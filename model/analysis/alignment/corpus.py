@@ -26,8 +26,8 @@ from model.analysis.alignment.words import (
     WordMismatch,
     word_attention,
 )
-from model.analysis.contributions import contributions
 from model.engine import DecodeOptions, ModelInputError
+from model.engine.contributions import contributions
 
 if TYPE_CHECKING:
     from model.corpora import Example

@@ -3,7 +3,7 @@
 
 Weights: `raw` (the cross-attention weights, no suffix), `norm` (norm-weighted, alpha * ||v W_O^h||,
 Kobayashi et al. 2020) or `rollout` (cross-attention composed with the encoder's rollout, Abnar & Zuidema
-2020), both from model.analysis.contributions."""
+2020), both from model.engine.contributions."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """Beyond raw attention weights: norm-weighted attention, rollout, and the source / prefix share of each
-prediction, computed from a run's weights and what the engine's replay returns (`ContributionParts`).
+prediction, computed from a run's weights and what the engine's replay returns (`ContributionParts`). It lives at
+the seam because a Trace carries it (`DecodeOptions.contributions`): the engine contract computes it, and
+analyses above the seam (alignment methods) read it from here.
 
 - Norm-weighted attention (Kobayashi et al. 2020, "Attention is not only a weight"): alpha_ij * ||v_j W_O^h||,
   rows renormalised to sum to 1 for display (a row a switched-off head leaves empty stays 0).
@@ -15,12 +17,11 @@ prediction, computed from a run's weights and what the engine's replay returns (
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-if TYPE_CHECKING:  # annotations only: importing model.engine here is circular when model.analysis loads first
-    from model.engine.runs import ContributionParts, RawRun
+from model.engine.runs import ContributionParts, RawRun
 
 METHOD = ("norm-weighted attention alpha*||v W_O^h|| (Kobayashi et al. 2020); attention rollout with the "
           "residual, 0.5A+0.5I (Abnar & Zuidema 2020), cross composed with the encoder rollout; source share: "
