@@ -134,7 +134,7 @@ def allowed(trace: Trace, kind: str) -> np.ndarray:
 
 def long_frame(trace: Trace) -> pd.DataFrame:
     """Every weight of every kind, layer and head, one row each (the 'long' or 'tidy' format). Layers and heads
-    are numbered from 1, as the page numbers them (DESIGN.md); query and key indices are token positions, from
+    are numbered from 1, as the page numbers them (docs/formats.md); query and key indices are token positions, from
     0, as the axis labels show them."""
     frames = []
     for kind in KINDS:

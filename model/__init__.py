@@ -1,4 +1,4 @@
-"""An encoder-decoder Transformer whose every attention weight can be traced (see shared/docs/DESIGN.md).
+"""An encoder-decoder Transformer whose every attention weight can be traced (see docs/architecture.md).
 
 Subpackages: `engine` (the seam: the Engine contract, decoding loop, Trace, errors, load_engine), `builtin` (our
 Transformer and its engine), `hf` (the Hugging Face adapter), `training`, `corpora` (generated parallel corpora

@@ -1,6 +1,6 @@
 """The Alignment page's links and tables: how each link fares against the gold, and the head grid, method
 ranking and scores as HTML (the two drawings are SVG: app/render/alignment_svg.py). No Streamlit here
-(STYLE.md rule 7).
+(docs/conventions.md, rule 7).
 
 Links are (source word, target word), 0-based, as in Pharaoh files. Colours say how a link fares against
 the gold: a predicted link that is a sure gold link is a hit (green, solid), one that is only a possible

@@ -1,5 +1,6 @@
 """The Alignment page's two drawings as SVG markup: the links between the two sentences, and the word-level
-attention under them. No Streamlit here (STYLE.md rule 7); app/screens/charts.py puts the markup on the page.
+attention under them. No Streamlit here (docs/conventions.md, rule 7); app/screens/charts.py puts the markup on
+the page.
 
 Why SVG written here and not a chart library: a new visitor's browser loads a chart library's code before it
 draws anything, and ECharts' chunk (1.2 MB, with ~0.9 MB of Arrow code it imports) was the largest part of

@@ -1,4 +1,5 @@
-"""Figures of the Leakage lab's three bug switches: arrays in, plotly figures out, no Streamlit (STYLE.md rule 7)."""
+"""Figures of the Leakage lab's three bug switches: arrays in, plotly figures out, no Streamlit
+(docs/conventions.md, rule 7)."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ part 9). The plotly figure stays the one description of the picture (tests read 
 render it); this module reads it back and says the same thing to ECharts: the same cells, colour scale, masked
 cells grey with the hatch glyph, the outlined row, panel titles, fonts and height. (The Alignment page's
 drawings need no chart library at all: app/render/alignment_svg.py.)
-No Streamlit here (STYLE.md rule 7); app/screens/charts.py puts the option on the page.
+No Streamlit here (docs/conventions.md, rule 7); app/screens/charts.py puts the option on the page.
 
 `option` returns None for what it does not draw (panels drawn as images: grids above figures.IMAGE_CELLS) and for
 figures above MAX_CELLS; the page keeps plotly for those, whose binary arrays are smaller than ECharts' JSON.

@@ -1,4 +1,4 @@
-"""Figure builders: arrays and tokens in, plotly figures out. No Streamlit here (STYLE.md rule 7).
+"""Figure builders: arrays and tokens in, plotly figures out. No Streamlit here (docs/conventions.md, rule 7).
 
 Conventions for every attention heatmap: rows are queries (top to bottom in order), columns are keys, the
 colour is the softmax weight on a fixed 0-1 scale unless `zmax` says otherwise, and a cell the mask

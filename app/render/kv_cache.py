@@ -1,5 +1,5 @@
 """The key-value cache at one decoding step, drawn as SVG written here (no chart library), and its work counts
-as an HTML table. Pure: tokens and numbers in, markup out, no Streamlit (STYLE.md rule 7); every token is
+as an HTML table. Pure: tokens and numbers in, markup out, no Streamlit (docs/conventions.md, rule 7); every token is
 escaped, so typed text stays text.
 """
 

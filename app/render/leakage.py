@@ -1,4 +1,4 @@
-"""Figures of the Leakage lab: arrays in, plotly figures out, no Streamlit (STYLE.md rule 7).
+"""Figures of the Leakage lab: arrays in, plotly figures out, no Streamlit (docs/conventions.md, rule 7).
 
 Colours follow `figures`: weights on the white-to-blue scale, leaks in the accent colour.
 """

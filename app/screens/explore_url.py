@@ -1,4 +1,4 @@
-"""The Explore page's state in the URL (names as DESIGN.md gives them): a link reproduces the page.
+"""The Explore page's state in the URL (names as docs/formats.md gives them): a link reproduces the page.
 
 On a session's first run the query parameters are read into session state (each checked; a bad or stale one
 is dropped with a notice and its default kept); after every run the current state is written back, so a

@@ -9,7 +9,7 @@ hold row t's answer when a bug lets the row see them:
 - its own position: with the right shift off, row t read target t itself, so an unshifted model learns to
   copy from the diagonal: its signature is a large weight on (t, t) where input t == target t.
 
-Meters are computed from the Trace only (DESIGN.md: probes consume Traces, never model internals). Tokens
+Meters are computed from the Trace only (docs/architecture.md: probes consume Traces, never model internals). Tokens
 are compared as pieces; with the shift on, a repeated token (input t == target t by coincidence) also
 counts as "holding the answer", which is rare and harmless for a meter. On a free-running trace the future
 mass is 0 by construction: nothing after row t existed when row t was computed.

@@ -10,7 +10,7 @@ For every position j = 0 .. m-1 the probe replaces the labels at positions >= j 
 (deterministic: each id moves to the next non-special id of the vocabulary, never to itself) and measures
 the largest absolute change of any logit at rows i <= j. Those rows may depend only on y_<i, which the
 replacement left intact, so in a sound model they do not move at all. With the shift, label j is read at
-decoder position j + 1, so rows <= j are exactly "the positions before the perturbed one" (DESIGN.md). Both
+decoder position j + 1, so rows <= j are exactly "the positions before the perturbed one" (docs/formats.md). Both
 bugs are caught:
 
 - causal mask missing: row i attends to position i + 1, which reads y_i (its own answer) and later labels;

@@ -1,4 +1,4 @@
-"""Checkpoint folders (DESIGN.md): config.json, model.safetensors, source.model, target.model, card.json,
+"""Checkpoint folders (docs/formats.md): config.json, model.safetensors, source.model, target.model, card.json,
 train_log.csv. Loading reads tensors with safetensors and JSON with json: nothing is ever unpickled."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Normalise natural input to the corpus conventions (corpus-spec.md): lowercase, punctuation as its own
+"""Normalise natural input to the corpus conventions (docs/corpus.md): lowercase, punctuation as its own
 token, French elision as its own token (`l' oiseau`), German nouns capitalised, a final ` .`."""
 
 from __future__ import annotations

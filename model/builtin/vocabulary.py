@@ -8,7 +8,7 @@ each word seen in training is one piece and a word never seen falls apart into s
 too, so for a corpus pair a word must also be a form of its lexicon (BuiltinEngine._known_words); a model trained
 on its own data has no lexicon and keeps the piece rule alone.
 
-The lexicon comes from the corpus word tables (model/corpora/lexicon.py, corpus-spec.md) of the model's
+The lexicon comes from the corpus word tables (model/corpora/lexicon.py, docs/corpus.md) of the model's
 language pair, each form kept only if the model's vocabulary holds it as a whole word, so every word offered
 passes the rule above.
 """

@@ -1,4 +1,4 @@
-"""`python -m model <command>`: train, trace, eval, align, probe, corpus (DESIGN.md).
+"""`python -m model <command>`: train, trace, eval, align, probe, corpus (docs/formats.md).
 
 This module holds the parser and `trace`; every other command is one module here (`train`, `eval`, `corpus`,
 `probe`, `align`) with a `register(subparsers)`, listed in `commands`.

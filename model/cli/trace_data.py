@@ -1,4 +1,4 @@
-"""`trace --data FILE.tsv --out DIR` (DESIGN.md "More contracts"): one trace per input line, `0001.json`, … in DIR
+"""`trace --data FILE.tsv --out DIR` (docs/formats.md): one trace per input line, `0001.json`, … in DIR
 (numbered by the line), in batches, with a progress bar on stderr. A line is `source[<TAB>target[<TAB>gold]]`;
 a line with a target is teacher-forced on it, as `--target` is. Bad lines (one that is not UTF-8 too, with the
 file and the byte named) are reported by number on stderr and the good ones still traced; the exit code is 1 when

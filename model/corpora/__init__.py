@@ -1,4 +1,4 @@
-"""Generated parallel corpora with gold word alignments (corpus-spec.md): en-fr and de-en."""
+"""Generated parallel corpora with gold word alignments (docs/corpus.md): en-fr and de-en."""
 
 from .example import Example, read_tsv, write_tsv
 from .splits import PAIRS, generate

@@ -39,7 +39,7 @@ def noun_phrase(np: NP, river: bool, *, de: Concept | None = None, negative: boo
     if de is None:
         tokens = [Tok(article, (det,))]
     elif article == "le":
-        # `du` is the article with the preposition absorbed (corpus-spec.md, contractions).
+        # `du` is the article with the preposition absorbed (docs/corpus.md, contractions).
         tokens = [Tok("du", (det,), (de,))]
     else:
         tokens = [Tok("d'" if starts_with_vowel(article) else "de", (de,)), Tok(article, (det,))]
@@ -51,7 +51,7 @@ def noun_phrase(np: NP, river: bool, *, de: Concept | None = None, negative: boo
 
 def verb_group(verb: str, tense: str, negated: bool, key: int) -> list[Tok]:
     """`dort`, `ne dort pas`, `n' aime pas`, `s' assit`, `ne s' assiéra pas`. The verb is sure to an
-    English `will`, possible to `does` / `did` (corpus-spec.md, negation)."""
+    English `will`, possible to `does` / `did` (docs/corpus.md, negation)."""
     entry = VERBS[verb]
     lex, aux, neg = (key, "lex"), (key, "aux"), (key, "neg")
     form = entry.fr[TENSE_INDEX[tense]]

@@ -20,7 +20,7 @@ INDEFINITE = {
     "f": dict(zip(CASES, ("eine", "eine", "einer", "einer"))),
     "n": dict(zip(CASES, ("ein", "ein", "einem", "eines"))),
 }
-COMMA = Tok(",")  # a German comma aligns to nothing (corpus-spec.md)
+COMMA = Tok(",")  # a German comma aligns to nothing (docs/corpus.md)
 
 
 def adjective_ending(det: str, gender: str, case: str) -> str:
@@ -60,7 +60,7 @@ def place_phrase(place: Place, verb: str, river: bool) -> list[Tok]:
 
 
 def _finite(verb: str, tense: str, key: int) -> Tok:
-    """The conjugated lexical verb; possible to an English `does` / `did` (corpus-spec.md, negation)."""
+    """The conjugated lexical verb; possible to an English `does` / `did` (docs/corpus.md, negation)."""
     return Tok(VERBS[verb].de[TENSE_INDEX[tense]], ((key, "lex"),), ((key, "aux"),))
 
 

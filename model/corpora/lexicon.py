@@ -1,4 +1,4 @@
-"""The word tables of corpus-spec.md, keyed by the English word. Every form here is a contract: the
+"""The word tables of docs/corpus.md, keyed by the English word. Every form here is a contract: the
 independent evaluation set uses exactly these forms."""
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ class Rates:
 
 class Sampler:
     """Draws random structures. Probabilities favour short sentences while keeping every construction
-    of corpus-spec.md at well over 5% of the data."""
+    of docs/corpus.md at well over 5% of the data."""
 
     def __init__(self, rng: random.Random, pair: str, rates: Rates | None = None):
         self.rng = rng
@@ -155,7 +155,7 @@ def _np(text: str, of: NP | None = None) -> NP:
 
 
 def references() -> list[Clause]:
-    """The reference sentences of corpus-spec.md and of the app's presets, always in train."""
+    """The reference sentences of docs/corpus.md and of the app's presets, always in train."""
     return [
         Clause(_np("the cat"), "sit", "past"),
         Clause(_np("the black cat"), "sit", "past", place=Place("on", _np("the mat"))),

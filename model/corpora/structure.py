@@ -121,7 +121,7 @@ def has_river(c: Clause) -> bool:
 
 
 def noun_entry(noun: str, river: bool) -> Noun:
-    """The bank rule of corpus-spec.md: `bank` is the river bank iff `river` is in the same sentence."""
+    """The bank rule of docs/corpus.md: `bank` is the river bank iff `river` is in the same sentence."""
     return RIVER_BANK if noun == "bank" and river else NOUNS[noun]
 
 

@@ -1,6 +1,6 @@
 """The Trace: everything one decoding run computed, the only thing that crosses from models to the rest.
 
-Schema: shared/docs/DESIGN.md. Attention arrays are float32, shaped (layers, heads, queries, keys).
+Schema: docs/formats.md. Attention arrays are float32, shaped (layers, heads, queries, keys).
 JSON and NPZ writers and readers round-trip; readers validate shapes against tokens and say what is wrong.
 """
 
@@ -69,7 +69,7 @@ def strict_json(value: Any) -> str:
 
 @dataclass(frozen=True)
 class Trace:
-    """One run: the DESIGN.md schema, plus optional keys present only when the run asked for them.
+    """One run: the schema of docs/formats.md, plus optional keys present only when the run asked for them.
 
     - `contributions`: {"method", "norm_weighted": {kind: array}, "rollout": {kind: array}, "source_share": (m,)}
       (DecodeOptions.contributions, `trace --contributions`; model.engine.contributions).

@@ -1,4 +1,4 @@
-"""The generated corpora keep the contract of corpus-spec.md: every listed form, every construction,
+"""The generated corpora keep the contract of docs/corpus.md: every listed form, every construction,
 exact gold links, held-out combinations, one translation per source sentence."""
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def words(text: str) -> list[str]:
     return text.split()
 
 
-# The word tables of corpus-spec.md, written out again here: this file checks the generator against
+# The word tables of docs/corpus.md, written out again here: this file checks the generator against
 # the spec, not against its own lexicon.
 EN_WORDS = words(
     """

@@ -1,4 +1,4 @@
-"""The shipped healthy models translate exactly a fixed list of sentences written by hand from corpus-spec.md
+"""The shipped healthy models translate exactly a fixed list of sentences written by hand from docs/corpus.md
 (tests/data/handwritten.tsv), at least five for each construction combination of issue 13."""
 
 from __future__ import annotations

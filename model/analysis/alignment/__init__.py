@@ -1,7 +1,7 @@
 """Word alignments from cross-attention, scored against gold links (precision, recall, AER).
 
 **Pieces to words.** Attention is over subword pieces; gold links are over the whitespace tokens of the
-normalised sentence (corpus-spec.md). Pieces are grouped into words by one rule, the same on both sides:
+normalised sentence (docs/corpus.md). Pieces are grouped into words by one rule, the same on both sides:
 
 - a special token (`</s>`, `<s>`, `<pad>`, language codes: the engine's special ids) belongs to no word;
 - a piece starts a new word if it begins with a word-start marker, "▁" (SentencePiece: our models, Marian,

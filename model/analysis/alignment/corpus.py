@@ -107,7 +107,7 @@ class Report:
     held_out: Tally | None = None  # `best`: the tally of the sentences the choice was NOT made on
 
     def summary(self) -> dict[str, Any]:
-        """The DESIGN.md `align --json` object, plus `readings`, `selection`, `skipped`."""
+        """The docs/formats.md `align --json` object, plus `readings`, `selection`, `skipped`."""
         out: dict[str, Any] = {"n": self.n, "n_scored": self.n_gold, "method": self.method.name}
         scored = self.held_out or self.tally
         if scored is None or scored.n == 0:
