@@ -96,6 +96,48 @@ def test_nesting_is_counted_without_parsing_and_brackets_in_names_do_not_count(t
         read_header(folder / hostile.WEIGHTS)  # refused even when no config bounds the header's length
 
 
+# The app in a child process: one page run on a good model first (libraries, page modules, a model's page: the
+# baseline), then a fresh session opens the hostile folder; the clock and VmHWM are read around that run.
+APP_CHILD = """
+import json, os, sys, time
+from streamlit.testing.v1 import AppTest
+
+
+def peak_mb():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1024
+
+
+def page(model):
+    at = AppTest.from_file(sys.argv[1], default_timeout=300)
+    at.session_state["model"] = model
+    return at.run()
+
+
+assert not page("good").exception
+before = peak_mb()
+t = time.perf_counter()
+at = page(sys.argv[2])
+print(json.dumps({"seconds": time.perf_counter() - t, "over_baseline_mb": peak_mb() - before,
+                  "exception": [str(e.value) for e in at.exception], "errors": [e.value for e in at.sidebar.error]}),
+      flush=True)
+os._exit(0)  # the app's background threads (its warm-up) need no orderly shutdown here
+"""
+
+
+@pytest.mark.parametrize("name", ["bomb-ours", "nested-marian"])
+def test_the_app_refuses_a_hostile_header_within_2_s_and_100_mb(bombs, name, tmp_path):
+    good = build_tiny_checkpoint(tmp_path / "good")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")} | {
+        "PYTHONPATH": str(ROOT), "LENS_MODEL_DIRS": os.pathsep.join([str(good), str(bombs[name])])}
+    done = subprocess.run([sys.executable, "-c", APP_CHILD, ENTRY, name], capture_output=True, text=True,
+                          timeout=600, env=env, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert not result["exception"] and result["errors"] and "refused without" in result["errors"][0], result
+    assert result["seconds"] < 2.0 and result["over_baseline_mb"] < 100, result
+
+
 @pytest.fixture
 def app_env(bombs, monkeypatch):
     monkeypatch.setattr(registry, "SOURCES", [registry.operator_entries, registry.huggingface_entries])
