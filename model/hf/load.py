@@ -15,7 +15,7 @@ from safetensors import SafetensorError
 
 from model.engine.errors import CheckpointError, refuse_pickles
 from model.engine.safety import check_folder_files
-from model.hf.loading import check_weights
+from model.hf.weights import check_weights
 
 # Files of which at least one must be present for AutoTokenizer to build the model's own tokenizer.
 TOKENIZER_FILES = ("tokenizer.json", "spiece.model", "source.spm", "sentencepiece.bpe.model", "vocab.json",
