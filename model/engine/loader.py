@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from model.engine.contract import Engine
-from model.engine.errors import CheckpointError, refuse_pickles
-from model.engine.safety import check_folder_files
+from model.engine.errors import CheckpointError
+from model.engine.safety import check_folder
 
 
 def load_engine(spec: str | Path, allow_hub: bool = False) -> Engine:
@@ -26,10 +26,7 @@ def load_engine(spec: str | Path, allow_hub: bool = False) -> Engine:
 def _load(spec: str | Path, allow_hub: bool) -> Engine:
     path = Path(spec)
     if path.is_dir():
-        if not any(path.iterdir()):
-            raise CheckpointError(f"{path} is an empty folder, not a model")
-        check_folder_files(path)
-        refuse_pickles(path)
+        check_folder(path)
         from model.builtin.checkpoint import is_builtin_checkpoint
 
         if is_builtin_checkpoint(path):

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from model.engine.errors import CheckpointError
+from model.engine.errors import CheckpointError, refuse_pickles
 
 ENV_MAX_MB = "LENS_MAX_MODEL_MB"
 DEFAULT_MAX_MB = 2048
@@ -96,6 +96,15 @@ def check_folder_files(folder: Path) -> None:
         if entry.is_symlink() and not target.is_relative_to(root):
             raise CheckpointError(f"{entry} is a link to {target}, outside the model folder; a model folder must "
                                   f"hold its own files (copy the file into the folder)")
+
+
+def check_folder(folder: Path) -> None:
+    """What every family's folder passes first: not empty, only regular files inside it (check_folder_files),
+    not only pickle weights (refuse_pickles)."""
+    if not any(folder.iterdir()):
+        raise CheckpointError(f"{folder} is an empty folder, not a model")
+    check_folder_files(folder)
+    refuse_pickles(folder)
 
 
 def header_budget(n_tensors: int) -> int:

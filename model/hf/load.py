@@ -13,8 +13,8 @@ from typing import Any
 import torch
 from safetensors import SafetensorError
 
-from model.engine.errors import CheckpointError, refuse_pickles
-from model.engine.safety import check_folder_files
+from model.engine.errors import CheckpointError
+from model.engine.safety import check_folder
 from model.hf.weights import check_weights
 
 # Files of which at least one must be present for AutoTokenizer to build the model's own tokenizer.
@@ -59,12 +59,9 @@ def load_folder(spec: str | Path, allow_hub: bool = False) -> tuple[Any, Any, st
         if not allow_hub:
             raise CheckpointError(f"{spec}: no such model folder (hub ids need the hub to be allowed)")
     else:
-        if not any(path.iterdir()):
-            raise CheckpointError(f"{spec} is an empty folder, not a model")
-        check_folder_files(path)
+        check_folder(path)
         if not (path / "config.json").is_file():
             raise CheckpointError(f"{spec} is not a model folder: it has no config.json")
-        refuse_pickles(path)
     hub = dict(local_files_only=local)  # never trust_remote_code: a folder must not run its own code
     try:
         config = AutoConfig.from_pretrained(spec, **hub)
