@@ -40,10 +40,11 @@ def unknown_notice(engine: Engine, source: str) -> list[str]:
         return []
     words = engine.unknown_words(engine.normalise(source))
     if words:
-        named = ", ".join(f"“{state.text(w)}”" for w in words)
-        st.warning(f"**Words this model does not know:** {named}. It never saw them in training, so it will "
-                   "translate them as confident nonsense. Build your sentence from the words it knows (“Words "
-                   "this model knows”, in the sidebar).",
+        named = ", ".join(state.text(engine.word_note(w)) for w in words)
+        advice = (" Build your sentence from the words it knows (“Words this model knows”, in the sidebar)."
+                  if engine.lexicon() else "")
+        st.warning(f"**Words this model does not know:** {named}. It saw them rarely or never in training, so "
+                   f"it may translate them as confident nonsense.{advice}",
                    icon=":material/spellcheck:")
     return words
 

@@ -33,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
                      warmup=args.warmup, dropout=args.dropout, em_sample=args.valid_sample,
                      dtype=args.dtype, vocab_size=args.vocab_size, time_budget=60 * args.time_budget,
                      threads=args.threads, ema=args.ema,
+                     init_from=args.init_from or "",
                      raw_text=(args.text or ("raw" if args.data else "conventions")) == "raw")
     splits, meta = load_rows(args)
     card = train(splits, Path(args.out), tc, meta, progress=not args.quiet)
@@ -77,5 +78,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="raw: the model reads and writes text as people type it (the default with --data); "
                         "conventions: the corpus conventions of the built-in pairs, input normalised to them "
                         "(the default with --pair)")
+    p.add_argument("--init-from", metavar="DIR",
+                   help="start from this checkpoint's weights and tokenizers (its dimensions win over "
+                        "--d-model/--heads/--layers/--vocab-size): continue a run, or fine-tune a healthy model "
+                        "into a broken variant; the card records it")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)

@@ -63,6 +63,7 @@ class TrainConfig:
     time_budget: float = 0.0  # seconds of training loop; stop after the step that spends it (0: no limit)
     ema: float = 0.0  # decay of an exponential moving average of the weights, validated and saved (0: off)
     raw_text: bool = False  # text as people type it: no corpus-convention normalisation, an NFKC tokenizer
+    init_from: str = ""  # a checkpoint folder to start from: its tokenizers, dimensions and weights
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -111,9 +112,14 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
     rng = random.Random(tc.seed)
     causal, shift = VARIANTS[tc.variant]
     train_rows, valid_rows = splits["train"], splits["valid"]
-    src_tok = train_tokenizer([s for s, _ in train_rows], tc.vocab_size, tc.raw_text)
-    tgt_tok = train_tokenizer([t for _, t in train_rows], tc.vocab_size, tc.raw_text)
-    cfg = ModelConfig(src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size, d_model=tc.d_model,
+    start = load_checkpoint(Path(tc.init_from)) if tc.init_from else None
+    if start is not None:  # continue a run (or turn a healthy model into a broken variant): same vocabulary
+        src_tok, tgt_tok = start.source_tokenizer, start.target_tokenizer
+    else:
+        src_tok = train_tokenizer([s for s, _ in train_rows], tc.vocab_size, tc.raw_text)
+        tgt_tok = train_tokenizer([t for _, t in train_rows], tc.vocab_size, tc.raw_text)
+    cfg = start.config if start is not None else ModelConfig(
+        src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size, d_model=tc.d_model,
                       n_heads=tc.n_heads, n_encoder_layers=tc.n_encoder_layers, n_decoder_layers=tc.n_decoder_layers,
                       d_ff=tc.d_ff, dropout=tc.dropout, max_positions=tc.max_positions,
                       scaled=tc.variant not in UNSCALED)
@@ -126,6 +132,8 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
     train_src, train_lab = encode(train_rows)
     valid_src, valid_lab = encode(valid_rows[:500])
     model = Transformer(cfg)
+    if start is not None:
+        model.load_state_dict(start.model.state_dict(), strict=True)
     n_params = sum(p.numel() for p in model.parameters())
     opt = torch.optim.AdamW(model.parameters(), lr=tc.lr, betas=(0.9, 0.98), eps=1e-9, weight_decay=0.01)
     loss_fn = nn.CrossEntropyLoss(ignore_index=cfg.pad_id, label_smoothing=tc.label_smoothing)
@@ -143,6 +151,11 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
 
     log_rows: list[dict[str, Any]] = []
     log_path = out / LOG
+    step0 = seconds0 = 0  # a continued run's log goes on from its start's steps and seconds
+    if start is not None and start.path is not None and (start.path / LOG).is_file():
+        with open(start.path / LOG, newline="") as fh:
+            log_rows = [{k: float(v) if "." in v else int(v) for k, v in row.items()} for row in csv.DictReader(fh)]
+        step0, seconds0 = int(start.card.get("steps", 0)), float(start.card.get("train_seconds", 0.0))
     t0 = time.perf_counter()
     bar = tqdm(range(tc.steps), desc=f"train {meta.get('pair', 'data')} {tc.variant}", disable=not progress)
     running = None
@@ -171,7 +184,8 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
         if (step + 1) % 50 == 0 or last:
             bar.set_postfix(loss=f"{running:.3f}")
         if (step + 1) % tc.eval_every == 0 or last:
-            row = {"step": step + 1, "train_loss": round(running, 5), "seconds": round(time.perf_counter() - t0, 1)}
+            row = {"step": step0 + step + 1, "train_loss": round(running, 5),
+                   "seconds": round(seconds0 + time.perf_counter() - t0, 1)}
             _swap(params, shadow)
             row.update(_validate(model, valid_src, valid_lab, batch_loss, eval_loss_fn, cfg))
             row.update(_free_running(model, src_tok, tgt_tok, valid_rows[: tc.em_sample], cfg))
@@ -188,9 +202,11 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
     _swap(params, shadow)  # the averaged weights are the model
     model.eval()
     card = {**meta, "text": "raw" if tc.raw_text else "conventions", "variant": tc.variant,
-            "trained_causal": causal, "trained_shift": shift, "steps": steps_done,
-            "train_seconds": round(seconds, 1), "parameters": n_params, "seed": tc.seed,
+            "trained_causal": causal, "trained_shift": shift, "steps": step0 + steps_done,
+            "train_seconds": round(seconds0 + seconds, 1), "parameters": n_params, "seed": tc.seed,
             "train_config": {k: getattr(tc, k) for k in tc.__dataclass_fields__},
+            "init_from": ({"path": tc.init_from, "steps": start.card.get("steps"),
+                           "train_seconds": start.card.get("train_seconds")} if start is not None else None),
             "train_pairs": len(train_rows), "valid_pairs": len(valid_rows), "test_pairs": len(splits["test"])}
     dtype = torch.float16 if tc.dtype == "float16" else torch.float32
     counts = count_words(s for s, _ in train_rows) if tc.raw_text else None
