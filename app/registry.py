@@ -18,7 +18,21 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CHECKPOINTS = ROOT / "checkpoints"
-SHIPPED = ("en-fr", "en-fr-no-causal-mask", "en-fr-no-shift", "de-en")
+# The everyday models (trained on Tatoeba: text as people type it) first, then the grammar models (trained on
+# the generated corpora, which tell the textbook stories best), each with the label the picker shows.
+SHIPPED_LABELS = {
+    "everyday-en-fr": "everyday-en-fr · English → French, real sentences (Tatoeba)",
+    "everyday-de-en": "everyday-de-en · German → English, real sentences (Tatoeba)",
+    "en-fr": "en-fr · English → French, grammar corpus",
+    "de-en": "de-en · German → English, grammar corpus",
+    "everyday-en-fr-no-causal-mask": "everyday-en-fr-no-causal-mask · broken: no causal mask",
+    "everyday-en-fr-no-shift": "everyday-en-fr-no-shift · broken: no right shift",
+    "en-fr-no-causal-mask": "en-fr-no-causal-mask · broken: no causal mask",
+    "en-fr-no-shift": "en-fr-no-shift · broken: no right shift",
+    "en-fr-no-scaling": "en-fr-no-scaling · broken: no 1/√d_k scaling",
+}
+SHIPPED = tuple(SHIPPED_LABELS)
+DEFAULT = ("everyday-en-fr", "en-fr")  # the first of these that is installed opens when nothing else is asked
 ENV_DIRS = "LENS_MODEL_DIRS"
 ENV_DEFAULT = "LENS_DEFAULT_MODEL"
 ENV_HF = "LENS_HF_MODELS"
@@ -49,7 +63,8 @@ class ModelEntry:
 
 def shipped_entries(root: Path = CHECKPOINTS) -> list[ModelEntry]:
     """Shipped checkpoints that are there (a folder still being trained into has no config.json yet)."""
-    return [ModelEntry(name, root / name, "shipped") for name in SHIPPED if (root / name / "config.json").is_file()]
+    return [ModelEntry(name, root / name, "shipped", SHIPPED_LABELS[name]) for name in SHIPPED
+            if (root / name / "config.json").is_file()]
 
 
 def operator_entries(env: dict[str, str] | None = None) -> list[ModelEntry]:
@@ -112,7 +127,8 @@ def entries() -> list[ModelEntry]:
 
 
 def default_key(available: list[ModelEntry] | None = None) -> str | None:
-    """`LENS_DEFAULT_MODEL` (a key or a folder path of an entry), else the shipped en-fr, else the first."""
+    """`LENS_DEFAULT_MODEL` (a key or a folder path of an entry), else the everyday en-fr, else the grammar
+    en-fr, else the first."""
     available = entries() if available is None else available
     if not available:
         return None
@@ -122,7 +138,7 @@ def default_key(available: list[ModelEntry] | None = None) -> str | None:
             if wanted == e.key or Path(wanted).expanduser().resolve() == e.path:
                 return e.key
     keys = [e.key for e in available]
-    return "en-fr" if "en-fr" in keys else keys[0]
+    return next((k for k in DEFAULT if k in keys), keys[0])
 
 
 def folder_key(text: str) -> str:

@@ -30,6 +30,7 @@ from model.analysis.leakage import (
 )
 from model.analysis.probe import ProbeResult, probe
 from model.corpora import Example, read_tsv
+from model.corpora.grouped_split import held_out_split
 from model.engine import CheckpointError, DecodeOptions, Engine, ModelInputError, Trace, load_engine
 from model.engine.bugs import EXPLAIN as BUG_EXPLAIN
 from model.engine.text import UNKNOWN_WORDS
@@ -69,7 +70,44 @@ def options_key(options: DecodeOptions) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted(asdict(options).items()))
 
 
+LANGUAGES = {"en": "English", "fr": "French", "de": "German"}
+
+
+def language_hint(engine: Engine, source: str) -> str | None:
+    """A one-line hint when the typed text looks like another language than the model reads: fewer than half
+    its words known here, at least four in five known by another shipped model of the same kind of text
+    (German typed into the English model, say), which the hint names. None otherwise."""
+    normalised = engine.normalise(source)
+    if len(normalised.split()) < 2 or engine.known_share(normalised) >= 0.5:
+        return None
+    mine = engine.card.get("text")
+    for entry in registry.shipped_entries():
+        try:
+            other = get_engine(entry.key)
+        except (CheckpointError, OSError):
+            continue
+        if other is engine or other.card.get("text") != mine or other.card.get("variant") != "healthy":
+            continue
+        if other.known_share(other.normalise(source)) >= 0.8:
+            src = str(other.card.get("pair", "?")).split("-")[0]
+            here = str(engine.card.get("pair", "?")).split("-")[0]
+            return (f"This looks like {LANGUAGES.get(src, src)}, and this model reads {LANGUAGES.get(here, here)}: "
+                    f"choose {entry.title} in the sidebar to translate it.")
+    return None
+
+
 # ---- analyses (cached like traces) ------------------------------------------------------------------------
+def test_examples(engine: Engine, n: int) -> list[Example]:
+    """The first n pairs of the model's own test split: for a model trained on a file (the everyday models),
+    the split `train --data` made of it; for a built-in pair, its generated test split."""
+    card = engine.card
+    if isinstance(card.get("data"), str) and card.get("text") == "raw":
+        test = held_out_split(card["data"], int(card.get("seed", 0)))["test"][:n]
+        return [Example(s, t, "") for s, t in test]
+    return sample_test_split(card.get("pair", "en-fr"), n)
+
+
+
 @st.cache_data(max_entries=256, show_spinner="Probing…")
 def probe_sentence(model_key: str, source: str, target: str | None, causal: bool, shift: bool) -> ProbeResult:
     return probe(get_engine(model_key), source, target, causal=causal, shift=shift)
@@ -83,7 +121,7 @@ def sample_measures(model_key: str, n: int) -> SampleReport:
     kept = engine.card.get(CARD_SAMPLE)
     if isinstance(kept, dict) and kept.get("n") == n and (kept["causal"], kept["shift"]) == engine.trained_setting:
         return SampleReport.from_card(kept)
-    examples = sample_test_split(engine.card.get("pair", "en-fr"), n)
+    examples = test_examples(engine, n)
     causal, shift = engine.trained_setting
     return sample_report(engine, [e.source for e in examples], [e.target for e in examples], causal, shift)
 
@@ -113,7 +151,7 @@ def head_ranking(model_key: str, n: int) -> dict[str, Any]:
     """Every head ranked by the teacher-forced loss increase when it alone is off, on the first n test pairs
     of the model's language pair (model.analysis.ablation)."""
     engine = get_engine(model_key)
-    examples = sample_test_split(engine.card.get("pair", "en-fr"), n)
+    examples = test_examples(engine, n)
     return rank_heads(engine, [e.source for e in examples], [e.target for e in examples], progress=False)
 
 
@@ -122,7 +160,7 @@ def head_roles_test(model_key: str, n: int) -> dict[str, Any]:
     """Every head's attention shares and role (model.analysis.head_roles) on the first n test pairs, with their
     gold links."""
     engine = get_engine(model_key)
-    return head_roles(engine, sample_test_split(engine.card.get("pair", "en-fr"), n))
+    return head_roles(engine, test_examples(engine, n))
 
 
 @st.cache_data(max_entries=8, show_spinner="Measuring what every head attends to on your pairs…")

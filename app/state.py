@@ -39,6 +39,19 @@ def presets() -> list[dict[str, Any]]:
     return json.loads(PRESETS_FILE.read_text(encoding="utf-8"))["presets"]
 
 
+def text_kind(card: dict[str, Any]) -> str:
+    """"raw" for a model that reads text as people type it (the everyday models), else "conventions"."""
+    return "raw" if card.get("text") == "raw" else "conventions"
+
+
+def presets_for(card: dict[str, Any]) -> list[dict[str, Any]]:
+    """The presets written for a model's language pair and kind of text (every preset for a model that names
+    no pair: a Hugging Face model); all of them when none fits."""
+    pair, kind = card.get("pair"), text_kind(card)
+    fit = [p for p in presets() if pair is None or (p["pair"] == pair and p.get("text", "conventions") == kind)]
+    return fit or presets()
+
+
 def preset(pid: str) -> dict[str, Any] | None:
     return next((p for p in presets() if p["id"] == pid), None)
 
@@ -165,8 +178,7 @@ def text_inputs(engine: Engine, container=None, cols=None) -> tuple[str, str, di
     """Preset picker, source and reference target (cols: two containers for the picker and the source).
     Returns (source, target, preset or None)."""
     box = container or st
-    pair = engine.card.get("pair")
-    options = [p for p in presets() if pair is None or p["pair"] == pair] or presets()
+    options = presets_for(engine.card)
     ids = [CUSTOM] + [p["id"] for p in options]
     if K_PRESET not in st.session_state or st.session_state[K_PRESET] not in ids:
         st.session_state[K_PRESET] = ids[1] if len(ids) > 1 else CUSTOM

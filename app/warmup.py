@@ -58,8 +58,7 @@ def _run() -> None:
 def _sentence() -> tuple[str, object, str, str]:
     key = registry.default_key()
     engine = services.get_engine(key)
-    pair = engine.card.get("pair")
-    preset = next((p for p in state.presets() if p.get("pair") == pair and p.get("target")), None)
+    preset = next((p for p in state.presets_for(engine.card) if p.get("target")), None)
     source, target = (preset["source"], preset["target"]) if preset else ("the cat sat .", "le chat s' assit .")
     return key, engine, source, target
 

@@ -18,7 +18,13 @@ from app.screens import leakage_bugs, leakage_exposure, page_url, tour, vocabula
 from app.services import CheckpointError, DecodeOptions, ModelInputError
 
 TRIO = ("en-fr", "en-fr-no-causal-mask", "en-fr-no-shift")
+# The same three on real language (Tatoeba), shown when the page's model reads typed text.
+EVERYDAY_TRIO = ("everyday-en-fr", "everyday-en-fr-no-causal-mask", "everyday-en-fr-no-shift")
 TRIO_PAIR = "en-fr"  # the language pair the three broken-model folders translate
+
+
+def trio_for(engine) -> tuple[str, ...]:
+    return EVERYDAY_TRIO if state.text_kind(engine.card) == "raw" else TRIO
 # Shown beside the trio when installed: trained without the 1/sqrt(d_k) (train --variant no-scaling).
 OPTIONAL = ("en-fr-no-scaling",)
 VIEWS = {"switches": "Switches & leakage meter", "probe": "Causality probe", "broken": "Broken models",
@@ -195,7 +201,8 @@ def trio_sentence(engine, source: str, target: str) -> tuple[str, str, str | Non
     on it), with the reason said."""
     if engine.card.get("pair") == TRIO_PAIR:
         return source, target, None
-    example = next(p for p in state.presets() if p["pair"] == TRIO_PAIR)
+    kind = state.text_kind(engine.card)
+    example = next(p for p in state.presets() if p["pair"] == TRIO_PAIR and p.get("text", "conventions") == kind)
     pair = state.text(engine.card.get("pair") or engine.family)
     return example["source"], example.get("target", ""), (
         f"The three models below translate English into French, and the sentence above is for {pair}: they "
@@ -205,13 +212,14 @@ def trio_sentence(engine, source: str, target: str) -> tuple[str, str, str | Non
 def broken_view(engine, source: str, target: str) -> None:
     # A shipped folder appears while it trains; it is a model once its card is written.
     available = {e.key: e for e in registry.entries() if (e.path / "card.json").is_file()}
-    missing = [k for k in TRIO if k not in available]
+    trio = trio_for(engine)
+    missing = [k for k in trio if k not in available]
     if missing:
         st.warning(f"The shipped models this view compares are not installed: {', '.join(missing)} "
                    f"(expected in {registry.CHECKPOINTS}). Train them with `python -m model train --pair en-fr "
                    "--variant healthy|no-causal-mask|no-shift --out checkpoints/<name>`.")
         return
-    keys = TRIO + tuple(k for k in OPTIONAL if k in available)
+    keys = trio + tuple(k for k in OPTIONAL if k in available and trio == TRIO)
     engines = {}
     for key in keys:
         try:

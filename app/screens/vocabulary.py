@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app import state
+from app import services, state
 from app.services import Engine
 
 END_MARKS = (".", "!", "?")
@@ -40,7 +40,8 @@ def unknown_notice(engine: Engine, source: str) -> list[str]:
         return []
     words = engine.unknown_words(engine.normalise(source))
     if words:
-        named = ", ".join(state.text(engine.word_note(w)) for w in words)
+        named = ", ".join(f"“{state.text(w)}”" + (f" ({state.text(n)})" if (n := engine.word_note(w)) else "")
+                          for w in words)
         advice = (" Build your sentence from the words it knows (“Words this model knows”, in the sidebar)."
                   if engine.lexicon() else "")
         st.warning(f"**Words this model does not know:** {named}. It saw them rarely or never in training, so "
@@ -70,5 +71,8 @@ def source_help(engine: Engine, source: str, container=None) -> None:
     """The one call a page makes next to its source box: the unknown-word notice (only when there are unknown
     words) there, and the button that opens the word panel in `container` (default: the sidebar, under the
     model it describes, so that the page's own layout above the fold gains no row)."""
+    hint = services.language_hint(engine, source) if source.strip() else None
+    if hint:
+        st.info(state.text(hint), icon=":material/translate:")
     unknown_notice(engine, source)
     known_words_panel(engine, container or st.sidebar)

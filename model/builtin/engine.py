@@ -164,10 +164,10 @@ class BuiltinEngine(Engine):
     def word_note(self, word: str) -> str:
         counts = self.ckpt.source_counts
         if not self.raw_text or counts is None:
-            return repr(word)
+            return ""
         n = counts.get(word.casefold(), 0)
         seen = "never seen in training" if n == 0 else f"seen {n} time{'s' * (n != 1)} in training"
-        return f"{word!r} ({seen}; read as {' '.join(self._source.encode(word).pieces)})"
+        return f"{seen}; read as {' '.join(self._source.encode(word).pieces)}"
 
     def _known_words(self) -> frozenset[str]:
         """Whole-word pieces; for a corpus pair, only those that are words of its lexicon (a 1000-piece BPE

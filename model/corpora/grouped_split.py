@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
 
 Pair = tuple[str, str]
 
@@ -67,3 +69,17 @@ def split_by_sentence(rows: Sequence[Pair], seed: int, held_fraction: float = 0.
         if not out[name]:
             raise ValueError(f"could not hold out a {name} split: every group of shared sentences is too large")
     return out
+
+
+PROJECT = Path(__file__).resolve().parents[2]
+
+
+@lru_cache(maxsize=4)
+def held_out_split(data: str, seed: int) -> dict[str, tuple[Pair, ...]]:
+    """The split `train --data FILE --seed S` made (a path relative to the project, as cards record it, or
+    absolute); for pages and analyses that measure a model on its own test sentences."""
+    from model.corpora.example import read_tsv
+
+    path = Path(data) if Path(data).is_absolute() else PROJECT / data
+    rows = [(e.source, e.target) for e in read_tsv(path)]
+    return {name: tuple(part) for name, part in split_by_sentence(rows, seed).items()}

@@ -105,10 +105,18 @@ class Engine(ABC):
         decoding (a family's own rule; see the subclasses). Default: the family cannot tell, so none."""
         return []
 
+    def known_share(self, normalised: str) -> float:
+        """The share of a normalised source's words that `unknown_words` does not name (1.0 for no words)."""
+        words = normalised.split()
+        if not words:
+            return 1.0
+        unknown = set(self.unknown_words(normalised))
+        return sum(w not in unknown for w in words) / len(words)
+
     def word_note(self, word: str) -> str:
-        """How a notice names a word that `unknown_words` returned. Default: the word, quoted; a family that
-        knows more (how often training saw it, the pieces it became) says so."""
-        return repr(word)
+        """What a notice says about a word that `unknown_words` returned, beside the word ("" for nothing more;
+        a model trained on typed text says how often training saw it and which pieces it became)."""
+        return ""
 
     def lexicon(self) -> dict[str, list[tuple[str, ...]]]:
         """The source words this model knows by part of speech ("nouns", "verbs", ...), each entry the forms

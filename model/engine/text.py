@@ -24,6 +24,7 @@ UNKNOWN_WORDS = "Words this model does not know:"  # how the unknown-words warni
 def unknown_words_warning(words: list[str], notes: list[str] | None = None) -> str:
     """The warning naming the source words outside a model's vocabulary (each by its note when given: a model
     trained on typed text says how often it saw the word and which pieces it became)."""
-    named = notes if notes is not None else [repr(w) for w in words]
+    notes = notes or [""] * len(words)
+    named = [repr(w) + (f" ({note})" if note else "") for w, note in zip(words, notes)]
     return (f"{UNKNOWN_WORDS} {', '.join(named)}. It saw them rarely or never in training, so it may "
             f"translate them as confident nonsense.")

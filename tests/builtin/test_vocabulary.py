@@ -36,12 +36,12 @@ def test_cli_trace_names_the_unknown_words(tmp_path, model, text, words):
 
 
 @pytest.mark.parametrize("model", ["en-fr", "de-en", "en-fr-no-shift"])
-def test_known_words_give_no_warning(model):
+def test_known_words_give_no_warning(model):  # the grammar models' presets (the everyday ones are typed text)
     """Every preset sentence, and a sentence built from the lexicon's words, is all known words."""
     engine = load_engine(ROOT / "checkpoints" / model)
     presets = json.loads((ROOT / "assets" / "presets.json").read_text(encoding="utf-8"))["presets"]
     pair = engine.card["pair"]
-    sources = [p["source"] for p in presets if p["pair"] == pair]
+    sources = [p["source"] for p in presets if p["pair"] == pair and p.get("text", "conventions") == "conventions"]
     assert sources
     for source in sources:
         assert engine.unknown_words(engine.normalise(source)) == [], source
