@@ -23,7 +23,9 @@ def shipped_server():
         pytest.skip(f"no Chromium at {CHROMIUM}")
     if not (ROOT / "checkpoints" / "en-fr" / "config.json").is_file():
         pytest.skip("needs the shipped checkpoints/en-fr")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")} | {"LENS_WARMUP": "0"}  # app/warmup.py
+    # The grammar en-fr model (the tests' queries are its sentences); no warm-up thread (app/warmup.py).
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")} | {"LENS_DEFAULT_MODEL": "en-fr",
+                                                                             "LENS_WARMUP": "0"}
     proc = serve(env, port := free_port())
     yield f"http://127.0.0.1:{port}"
     proc.terminate()

@@ -23,7 +23,7 @@ LINK = {"model": "tiny-a", "a_text": "the cat sat .", "b_model": "tiny-b", "b_te
 @pytest.fixture
 def server(tmp_path):
     models = build_tiny_checkpoint(tmp_path / "tiny-a"), build_tiny_checkpoint(tmp_path / "tiny-b", seed=1)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")} | {"LENS_DEFAULT_MODEL": "en-fr"}
     env.update(LENS_MODEL_DIRS=os.pathsep.join(str(m) for m in models), LENS_DEFAULT_MODEL="tiny-a")
     proc = serve(env, port := free_port())
     yield f"http://127.0.0.1:{port}"

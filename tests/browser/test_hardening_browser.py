@@ -20,7 +20,7 @@ HOSTILE = "<script>window.pwned=1</script> <b>bold</b> <img src=x onerror=window
 
 @pytest.fixture
 def server(tiny_ckpt):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")} | {"LENS_DEFAULT_MODEL": "en-fr"}
     env.update(LENS_MODEL_DIRS=str(tiny_ckpt), LENS_DEFAULT_MODEL=tiny_ckpt.name)
     proc = serve(env, port := free_port())
     yield f"http://127.0.0.1:{port}"

@@ -21,7 +21,7 @@ CASES = [("en-fr", "I love you so much .", ["you", "so", "much"]),
 
 
 def start(model: str):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")} | {"LENS_DEFAULT_MODEL": "en-fr"}
     env["LENS_DEFAULT_MODEL"] = model
     return serve(env, port := free_port()), f"http://127.0.0.1:{port}"
 

@@ -28,7 +28,7 @@ def folders(tmp_path):
 
 @pytest.fixture
 def server(folders):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")} | {"LENS_DEFAULT_MODEL": "en-fr"}
     env.update(LENS_MODEL_DIRS=str(folders[1]), LENS_ALLOW_ANY_FOLDER="1")
     proc = serve(env, port := free_port())
     yield f"http://127.0.0.1:{port}"

@@ -128,7 +128,7 @@ os._exit(0)  # the app's background threads (its warm-up) need no orderly shutdo
 @pytest.mark.parametrize("name", ["bomb-ours", "nested-marian"])
 def test_the_app_refuses_a_hostile_header_within_2_s_and_100_mb(bombs, name, tmp_path):
     good = build_tiny_checkpoint(tmp_path / "good")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")} | {
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")} | {"LENS_DEFAULT_MODEL": "en-fr"} | {
         "PYTHONPATH": str(ROOT), "LENS_MODEL_DIRS": os.pathsep.join([str(good), str(bombs[name])])}
     done = subprocess.run([sys.executable, "-c", APP_CHILD, ENTRY, name], capture_output=True, text=True,
                           timeout=600, env=env, cwd=ROOT)
