@@ -154,6 +154,12 @@ def sentence_view(model_key: str, engine, source: str, target: str, gold_text: s
 
 def table_view(model_key: str, engine, method: al.Method) -> None:
     pair = engine.card.get("pair")
+    if state.text_kind(engine.card) == "raw":  # the gold splits are the grammar corpora's, not typed text
+        st.info("No gold test split ships for real text (gold links need people to write them). The README's "
+                "Hansards table scores this model's heads on 447 human-aligned English–French sentences "
+                "(`reports/hansards_aer.py`); rank its heads on your own file with gold links in “Your test "
+                "file” above, or with `python -m model align --model … --data FILE.tsv`.")
+        return
     data = DATA / f"{pair}.test.tsv" if pair else None
     if data is None or not data.is_file():
         st.info("No gold test split ships for this model's language pair: rank its heads on your own file with "
