@@ -10,7 +10,7 @@ printed too, and the intervals integrated gradients used (median and largest ove
 Runs on the shipped models (checkpoints/) and on the tiny Hugging Face Marian (tests/fixtures/hf_tiny.py), on the
 presets' sources of each model's pair. Prints one line per model and, last, one JSON object.
 
-    .venv/bin/python benchmarks/why_cost.py [--rounds 7]
+    .venv/bin/python benchmarks/why_cost.py [--rounds 7] [--models en-fr de-en]
 """
 
 from __future__ import annotations
@@ -71,10 +71,12 @@ def measure(engine, texts: list[str], rounds: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--models", nargs="*", help="shipped checkpoints to run (default: every one)")
     args = parser.parse_args()
     torch.set_num_threads(1)
     engines = [load_engine(p) for p in sorted((ROOT / "checkpoints").iterdir())
-               if (p / "card.json").is_file() and not p.name.startswith("everyday")]
+               if (p / "card.json").is_file() and not p.name.startswith("everyday")
+               and (not args.models or p.name in args.models)]
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         from tests.fixtures.hf_tiny import build_marian
