@@ -33,3 +33,13 @@ def test_quick_run_writes_every_table(tmp_path):
     table_rows = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line]
     assert len(table_rows) >= 12  # header + data rows of the five parts
     assert (committed.read_bytes() if committed.exists() else None) == before  # a quick run never overwrites it
+
+
+def test_train_speed_quick_reports_a_configuration():
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "train_speed.py"), "--quick", "--threads", "1"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    header, row = proc.stdout.strip().splitlines()[-2:]
+    assert header.split()[:4] == ["d_model", "d_ff", "layers", "batch"]
+    d, ff, layers, batch, params, seconds, pairs = row.split()
+    assert (d, ff, layers, batch) == ("64", "128", "1", "16") and float(seconds) > 0 and float(pairs) > 0
