@@ -1,0 +1,144 @@
+"""Issue 27 in Chromium on the shipped en-fr model: the one-head picture fills its column and no two tick labels
+overlap (5-, 15- and 30-token sentences, 1366 x 768 and 1920 x 1080, normal and presenter mode); keyboard
+stepping survives clicks on toggles; a link copied from "Copy link" reproduces a reading, a forced token and a
+switched-off head in a new browser; Heads opens the clicked head on a first visit.
+
+NOT YET RUN: written in the session of issue 27 while model trainings held both cores (no Chromium allowed), so
+it is kept out of collection under this name. Run it (`pytest tests/browser/picture_checks_unrun.py`), fix what
+it finds, and rename it test_picture_browser.py."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import pytest
+
+from tests.browser import explore_browser as eb
+from tests.browser.explore_browser import open_page
+from tests.fixtures.browser import CHIPS, CHROMIUM, DRAWN, IDLE, LAUNCH_ARGS, ROW_SHOWN
+
+pytestmark = [pytest.mark.browser]
+server = eb.shipped_server
+
+SENTENCES = {5: "the cat sat .", 15: "the black cat sat on the mat near the bank of the river .",
+             30: "the dog sat near the bank of the river . the black cat sat on the mat . the man found the bank . "
+                 "the cat sat ."}  # 5, 15 and 29 source tokens (the end token counted)
+# JS: the one-head map's width (the union of its cells: the chart's filled paths that are neither the colour bar's
+# gradient nor a line), the width of the column it sits in, and the boxes of its tick labels (texts that start
+# with a position, "3 ▁chat"), visible ones only.
+MEASURE = """() => {
+  const chart = document.querySelector('.st-key-attention [data-testid=stEChartsChart]');
+  const column = chart.closest('[data-testid=stColumn]');
+  const cells = [...chart.querySelectorAll('svg path')].filter(p => {
+    const f = p.getAttribute('fill') || ''; const r = p.getBoundingClientRect();
+    return f && f !== 'none' && f !== 'transparent' && !f.startsWith('url') && r.width > 2 && r.height > 2; });
+  const left = Math.min(...cells.map(c => c.getBoundingClientRect().left));
+  const right = Math.max(...cells.map(c => c.getBoundingClientRect().right));
+  const labels = [...chart.querySelectorAll('svg text')].filter(t => /^\\d+ /.test(t.textContent)
+      && getComputedStyle(t).display !== 'none' && Number(t.getAttribute('opacity') ?? 1) > 0)
+    .map(t => { const r = t.getBoundingClientRect();
+      return {text: t.textContent, l: r.left, t: r.top, r: r.right, b: r.bottom}; })
+    .filter(b => b.r - b.l > 0);
+  return {map: right - left, column: column.getBoundingClientRect().width, cells: cells.length, labels}; }"""
+
+
+def overlapping(labels: list[dict]) -> list[tuple[str, str]]:
+    """Pairs of label boxes that overlap (by more than half a pixel each way)."""
+    out = []
+    for i, a in enumerate(labels):
+        for b in labels[i + 1:]:
+            if min(a["r"], b["r"]) - max(a["l"], b["l"]) > 0.5 and min(a["b"], b["b"]) - max(a["t"], b["t"]) > 0.5:
+                out.append((a["text"], b["text"]))
+    return out
+
+
+@pytest.mark.parametrize("present", [False, True], ids=["normal", "presenter"])
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)], ids=["1366", "1920"])
+def test_one_head_fills_its_column_and_no_tick_labels_overlap(server, size, present):
+    for n, text in SENTENCES.items():
+        query = (f"/?text={quote(text)}&mode=greedy&kind=cross&view=head&layer=1&head=1&step=99"
+                 + ("&present=1" if present else ""))
+        with open_page(server, *size, query=query) as page:
+            page.locator(IDLE).wait_for(timeout=60_000)
+            page.wait_for_function("""() => { const el = document.querySelector(
+                '.st-key-attention [data-testid=stEChartsChart]'); return el && el.querySelector('svg path'); }""",
+                                   timeout=60_000)
+            got = page.evaluate(MEASURE)
+            print(size, "present" if present else "normal", n, round(got["map"]), round(got["column"]),
+                  len(got["labels"]))
+            assert got["map"] >= 0.6 * got["column"], (n, got["map"], got["column"])
+            assert len(got["labels"]) >= 2, n
+            assert not overlapping(got["labels"]), (n, overlapping(got["labels"])[:5])
+
+
+def test_keyboard_stepping_survives_clicks_on_toggles(server):
+    with open_page(server, 1366, 768, query="/?text=the%20black%20cat%20sat%20.&step=1") as page:
+        page.wait_for_function(ROW_SHOWN, arg=[0], timeout=60_000)
+        page.locator("[data-testid=stMain] [data-testid=stBaseButton-segmented_control]",
+                     has_text="Decoder").first.click()
+        page.locator(IDLE).wait_for(timeout=60_000)
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(ROW_SHOWN, arg=[1], timeout=30_000)
+        page.locator(".st-key-present label").click()  # the Present toggle keeps the focus on its checkbox
+        page.locator(IDLE).wait_for(timeout=60_000)
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(ROW_SHOWN, arg=[2], timeout=30_000)
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_function(ROW_SHOWN, arg=[1], timeout=30_000)
+
+
+def test_a_copied_link_reproduces_reading_forced_token_and_heads_off(server):
+    from playwright.sync_api import sync_playwright
+
+    with open_page(server, 1366, 768, query="/?text=the%20cat%20sat%20.&step=2&view=head") as page:
+        page.wait_for_function(ROW_SHOWN, arg=[1], timeout=60_000)
+        box = page.locator(".st-key-force_choice input")  # type a word outside the top candidates
+        box.click()
+        box.fill("▁chien")
+        page.get_by_role("option", name="▁chien", exact=True).click()
+        page.locator(".st-key-force button").click()
+        page.locator(IDLE).wait_for(timeout=60_000)
+        page.locator("[data-testid=stBaseButton-segmented_control]", has_text="Rollout").first.click()
+        page.locator(IDLE).wait_for(timeout=60_000)
+        page.locator(".st-key-head_off button").click()
+        page.locator(".st-key-ablation").wait_for(timeout=60_000)
+        page.locator(IDLE).wait_for(timeout=60_000)
+        tokens = page.locator(CHIPS).all_inner_texts()
+        picture = page.evaluate(DRAWN)
+        page.get_by_text("Copy link").click()
+        link = page.locator("[data-testid=stPopoverBody] code").inner_text().strip()
+        assert "reading=rollout" in link and "off=cross%3A1%3A1" in link and "forced=" in link
+        assert "chien" in " ".join(tokens)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        try:
+            fresh = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+            fresh.goto(link)
+            fresh.locator(".st-key-ablation").wait_for(timeout=60_000)
+            fresh.locator(IDLE).wait_for(timeout=60_000)
+            assert fresh.locator(CHIPS).all_inner_texts() == tokens
+            assert "cross:1:1" in fresh.locator(".st-key-ablation").inner_text()
+            fresh.wait_for_function(f"() => ({DRAWN})() === {picture!r}", timeout=30_000)
+        finally:
+            browser.close()
+
+
+def test_heads_opens_exactly_the_clicked_head_on_a_first_visit(server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1366, "height": 768})
+            page.goto(server + "/Heads?model=en-fr&n=25")
+            page.locator(".st-key-heads_rank button").click()
+            page.locator(".st-key-open_dec_3_2 button").click(timeout=120_000)
+            page.locator(".st-key-attention [data-testid=stEChartsChart]").wait_for(timeout=60_000)
+            page.locator(IDLE).wait_for(timeout=60_000)
+            page.wait_for_function("() => location.search.includes('view=head')", timeout=30_000)
+            query = page.evaluate("() => location.search")
+            assert "kind=dec" in query and "layer=3" in query and "head=2" in query, query
+            label = page.locator(".st-key-attention [data-testid=stEChartsChart]").get_attribute("aria-label")
+            assert "layer 3 · head 2" in label, label
+        finally:
+            browser.close()
