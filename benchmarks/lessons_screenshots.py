@@ -1,0 +1,69 @@
+"""Screenshots of issue 29's views at 1366 x 768 from a running app: Explore's key-value cache panel (timed),
+the Leakage lab's three bug views and its training-vs-inference view, on the shipped en-fr.
+
+    .venv/bin/streamlit run app/streamlit_app.py --server.headless true --server.port 8529 &
+    .venv/bin/python benchmarks/lessons_screenshots.py --port 8529 --out assets
+"""
+
+from __future__ import annotations
+
+import argparse
+from urllib.parse import urlencode
+
+from playwright.sync_api import sync_playwright
+
+CHROMIUM = "/usr/bin/chromium"
+BLACK_CAT = ("the black cat sat on the mat .", "le chat noir s' assit sur le tapis .")
+VIEWS = (("bugs", "Mask after the softmax", "bug-after-softmax", "Smallest row sum", BLACK_CAT),
+         ("bugs", "Cross-attention arguments swapped", "bug-swap-cross", "Largest weight on later target tokens",
+          BLACK_CAT),
+         ("bugs", "No 1/√d_k scaling", "bug-no-scaling", "Mean row entropy, healthy", BLACK_CAT),
+         ("exposure", None, "train-vs-inference", "The prefixes part", ("the cat sat .", "le chien s' assit .")))
+
+
+def settle(page, text: str) -> None:
+    """Wait for the text, then for Streamlit's running indicator to go."""
+    page.get_by_text(text, exact=False).first.wait_for(timeout=120_000)
+    for _ in range(120):
+        if not page.locator("[data-testid='stStatusWidget']").count():
+            break
+        page.wait_for_timeout(500)
+    page.wait_for_timeout(1500)
+
+
+def shoot(page, anchor: str, path: str) -> None:
+    page.get_by_text(anchor, exact=False).first.scroll_into_view_if_needed()
+    page.wait_for_timeout(800)
+    page.screenshot(path=path)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--port", type=int, default=8529)
+    ap.add_argument("--out", default="assets")
+    args = ap.parse_args()
+    base = f"http://localhost:{args.port}"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+        page.goto(f"{base}/?" + urlencode({"model": "en-fr", "text": BLACK_CAT[0], "mode": "greedy", "kind": "dec",
+                                           "view": "mean", "step": "4"}))
+        settle(page, "Key–value cache at this step")
+        page.get_by_text("Key–value cache at this step").first.click()
+        settle(page, "decoder layers holds")
+        page.get_by_text("Time this step on the server").first.click()
+        settle(page, "Rows equal")
+        shoot(page, "Key–value cache at this step", f"{args.out}/kv-cache-1366.png")
+        for view, bug, name, anchor, (source, target) in VIEWS:
+            page.goto(f"{base}/Leakage_lab?" + urlencode({"model": "en-fr", "text": source, "target": target,
+                                                          "view": view}))
+            settle(page, "Three more bugs")
+            if bug:
+                page.get_by_text(bug, exact=True).first.click()
+            settle(page, anchor)
+            shoot(page, anchor, f"{args.out}/{name}-1366.png")
+        browser.close()
+
+
+if __name__ == "__main__":
+    main()
