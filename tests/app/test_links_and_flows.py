@@ -24,8 +24,9 @@ def engine():
 
 @pytest.fixture
 def app(monkeypatch) -> AppTest:
-    for name in ("LENS_MODEL_DIRS", "LENS_DEFAULT_MODEL", "LENS_HF_MODELS"):
+    for name in ("LENS_MODEL_DIRS", "LENS_HF_MODELS"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LENS_DEFAULT_MODEL", "en-fr")  # the shipped corpus model these checks read, not the default
     return AppTest.from_file(ENTRY, default_timeout=60)
 
 
