@@ -14,7 +14,12 @@ def run(args: argparse.Namespace) -> int:
     from model.training.evaluate import evaluate
 
     engine = load_engine(args.model, allow_hub=args.allow_hub)
-    rows = read_tsv(Path(args.data))
+    if args.split:
+        rows = _own_split(engine.card, args.split)
+    elif args.data:
+        rows = read_tsv(Path(args.data))
+    else:
+        raise ValueError("give --data FILE.tsv, or --split test|valid for a model trained with train --data")
     if not rows:
         raise ValueError(f"{args.data}: no sentence pairs")
     # Teacher forcing in the setting the model was trained with (its card), unless told otherwise.
@@ -23,6 +28,8 @@ def run(args: argparse.Namespace) -> int:
     shift = trained_shift if args.shift is None else args.shift == "on"
     result = evaluate(engine, [r.source for r in rows], [r.target for r in rows], causal, shift,
                       progress=not args.json)
+    if args.update_card and args.split:
+        raise ValueError("--update-card reads the split from --data; the card already holds --split's figures")
     if args.update_card:
         _update_card(Path(args.model), args.data, result, engine)
     if args.json:
@@ -33,6 +40,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"(teacher forcing with causal mask {'on' if causal else 'off'}, shift {'on' if shift else 'off'})",
               file=sys.stderr)
     return 0
+
+
+def _own_split(card: dict, name: str) -> list:
+    """The valid or test split `train --data FILE --seed S` held out (model.corpora.grouped_split)."""
+    from model.corpora import Example
+    from model.corpora.grouped_split import held_out_split
+
+    if not isinstance(card.get("data"), str):
+        raise ValueError("--split needs a model trained with train --data (its card names the file and seed); "
+                         "for a built-in pair use --data assets/data/PAIR.test.tsv")
+    return [Example(s, t, "") for s, t in held_out_split(card["data"], int(card.get("seed", 0)))[name]]
 
 
 def _update_card(folder: Path, data: str, result: dict, engine) -> None:
@@ -64,7 +82,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("eval", help="exact match, chrF, BLEU, teacher-forced accuracy and loss")
     p.add_argument("--model", required=True)
     p.add_argument("--allow-hub", action="store_true")
-    p.add_argument("--data", required=True)
+    data = p.add_mutually_exclusive_group(required=True)
+    data.add_argument("--data", help="source<TAB>target[<TAB>gold] per line")
+    data.add_argument("--split", choices=("test", "valid"),
+                      help="the split this model's own `train --data` held out (everyday models: the Tatoeba test)")
     p.add_argument("--causal", choices=("on", "off"), help="teacher-forcing mask (default: as trained)")
     p.add_argument("--shift", choices=("on", "off"), help="teacher-forcing shift (default: as trained)")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
