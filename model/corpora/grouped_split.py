@@ -48,7 +48,8 @@ def split_by_sentence(rows: Sequence[Pair], seed: int, held_fraction: float = 0.
                       held_max: int = 3000) -> dict[str, list[Pair]]:
     """valid and test each take about `held_fraction` of the pairs (at most `held_max`, at least 1), whole
     groups at a time; the rest is train. Deterministic for the seed. A group larger than a tenth of a held
-    split (and than 4 pairs) stays in train (one very common sentence would otherwise fill the test with its variants)."""
+    split (and than 4 pairs) stays in train (one very common sentence would otherwise fill the test with its
+    variants)."""
     rows = list(rows)
     if len(rows) < 3:
         raise ValueError(f"need at least 3 sentence pairs to train, got {len(rows)}")
