@@ -34,7 +34,7 @@ def enabled() -> bool:
     return os.environ.get(ENV, "1") != "0"
 
 
-@st.cache_resource(show_spinner=False)
+@st.cache_resource(max_entries=1, show_spinner=False)
 def start() -> threading.Thread | None:
     """Once per server process: the warm-up thread (None when switched off)."""
     if not enabled():

@@ -13,6 +13,7 @@ from tests.fixtures.browser import ATTENTION, CHROMIUM, LAUNCH_ARGS, ROOT, free_
 CUT_LABELS = """() => [...document.querySelectorAll("[data-testid='stMain'] button")]
     .filter(b => b.offsetParent !== null)
     .flatMap(b => [b, ...b.querySelectorAll('*')])
+    .filter(e => !e.closest('.st-key-stepbar button [data-testid=stMarkdownContainer]'))  // screen-reader names
     .filter(e => e.textContent.trim() && e.scrollWidth > e.clientWidth + 1)
     .map(e => e.textContent.trim())"""
 

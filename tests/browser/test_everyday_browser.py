@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 
 import pytest
-from playwright.sync_api import expect
 
 from tests.browser.explore_browser import open_page
 from tests.fixtures.browser import CHIPS, CHROMIUM, IDLE, ROOT, SOURCE_SHOWN, free_port, serve
@@ -34,8 +33,9 @@ def visitor_server():
 @pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
 def test_a_new_visitor_types_a_question_and_reads_french(visitor_server, tmp_path, size):
     with open_page(visitor_server, *size) as page:
-        expect(page.locator("[data-testid='stSidebar']")).to_contain_text("everyday-en-fr", timeout=30_000)
+        page.wait_for_url("**model=everyday-en-fr**", timeout=30_000)  # the page writes its state into the URL
         box = page.locator(".st-key-source input")
+        assert box.input_value() == "The cat sat on the mat."  # the everyday model's first preset
         box.fill(QUESTION)
         box.press("Enter")
         page.wait_for_function(SOURCE_SHOWN, arg=["Whereisthetrainstation?"], timeout=60_000)
