@@ -172,8 +172,7 @@ def head_roles_on(model_key: str, pairs: tuple[tuple[str, str], ...]) -> dict[st
 @st.cache_data(max_entries=16)
 def test_pairs(model_key: str, n: int) -> list[tuple[str, str]]:
     """The first n (source, target) pairs of the test split head_ranking uses, to name them on the page."""
-    examples = sample_test_split(get_engine(model_key).card.get("pair", "en-fr"), n)
-    return [(e.source, e.target) for e in examples]
+    return [(e.source, e.target) for e in test_examples(get_engine(model_key), n)]
 
 
 @st.cache_data(max_entries=8, show_spinner="Switching every head off in turn on your pairs…")

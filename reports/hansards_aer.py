@@ -27,6 +27,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from model.corpora import Example, read_tsv
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # French as the gold file writes it: elided articles and pronouns written out, contractions split.
@@ -45,14 +47,6 @@ def gold_style(text: str, french: bool) -> str:
     if french:
         words = [w for word in words for w in _CONTRACTED.get(word, word).split()]
     return " ".join(words)
-
-
-def read_gold(path: Path) -> list[tuple[str, str, str]]:
-    rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        src, tgt, gold = line.split("\t")
-        rows.append((src, tgt, gold))
-    return rows
 
 
 # ---- the statistical baseline ----------------------------------------------------------------------------
@@ -97,13 +91,13 @@ def eflomal_links(python: str, pairs: list[tuple[str, str]], tmp: Path) -> tuple
     return read("fwd.txt"), read("rev.txt")
 
 
-def baseline(python: str, gold_rows: list[tuple[str, str, str]], tatoeba: Path) -> dict[str, dict[str, float]]:
+def baseline(python: str, gold_rows: list[Example], tatoeba: Path) -> dict[str, dict[str, float]]:
     from model.analysis.alignment import count, parse_pharaoh
 
     with gzip.open(tatoeba, "rt", encoding="utf-8") as f:
         train = [(gold_style(s, False), gold_style(t, True)) for s, t in (line.rstrip("\n").split("\t") for line in f)]
     train = [(s, t) for s, t in train if s and t]
-    gold_pairs = [(s.lower(), t.lower()) for s, t, _ in gold_rows]  # lowercased as the training text is
+    gold_pairs = [(e.source.lower(), e.target.lower()) for e in gold_rows]  # lowercased as the training text is
     with tempfile.TemporaryDirectory() as tmp:
         fwd, rev = eflomal_links(python, train + gold_pairs, Path(tmp))
     fwd, rev = fwd[len(train):], rev[len(train):]
@@ -111,8 +105,8 @@ def baseline(python: str, gold_rows: list[tuple[str, str, str]], tatoeba: Path) 
     for name, combine in (("forward", lambda f, r: f), ("intersection", lambda f, r: f & r),
                           ("union", lambda f, r: f | r), ("grow-diag-final-and", grow_diag_final_and)):
         total = None
-        for f, r, (_, _, gold) in zip(fwd, rev, gold_rows):
-            c = count(combine(f, r), parse_pharaoh(gold))
+        for f, r, example in zip(fwd, rev, gold_rows):
+            c = count(combine(f, r), parse_pharaoh(example.gold))
             total = c if total is None else total + c
         out[name] = total.as_dict()
     out["training_pairs"] = {"tatoeba": len(train), "gold": len(gold_pairs)}
@@ -120,13 +114,11 @@ def baseline(python: str, gold_rows: list[tuple[str, str, str]], tatoeba: Path) 
 
 
 # ---- the model ------------------------------------------------------------------------------------------
-def model_side(model: str, gold_rows: list[tuple[str, str, str]]) -> dict:
+def model_side(model: str, examples: list[Example]) -> dict:
     from model.analysis.alignment import Method, run_alignment
-    from model.corpora import Example
     from model.engine.loader import load_engine
 
     engine = load_engine(model)
-    examples = [Example(s, t, g) for s, t, g in gold_rows]
     out: dict = {"model": model, "layers": engine.n_decoder_layers, "heads_per_layer": engine.n_heads, "runs": {}}
     for extract in ("argmax", "union"):
         for reading in ("plain", "shift"):
@@ -151,7 +143,7 @@ def main() -> int:
     p.add_argument("--eflomal-python", help="a Python with eflomal installed; without it no baseline")
     p.add_argument("--json", help="write the figures here as JSON")
     args = p.parse_args()
-    gold_rows = read_gold(Path(args.gold))
+    gold_rows = read_tsv(Path(args.gold))
     result = {"sentences": len(gold_rows), "model": model_side(args.model, gold_rows)}
     if args.eflomal_python:
         result["eflomal"] = baseline(args.eflomal_python, gold_rows, Path(args.tatoeba))
