@@ -1,27 +1,31 @@
-"""What one real page feels like under load: N concurrent Chromium pages on one served app, each stepping.
+"""Real Chromium pages stepping Explore: click to redraw, and the Next click a browser really sends.
 
-The server's capacity is measured by benchmarks/load_test.py (protocol level, no browsers); this smaller
-check has the browsers on the same cores as the server, so its latencies include them.
+Three uses:
 
-Starts `streamlit run app/streamlit_app.py` on 127.0.0.1 (a free port), opens N Chromium pages (one browser
-context each, so N independent Streamlit sessions) and has every page click Next `--steps` times, all pages at
-once. A step's latency is the time from the click to the new row being drawn in the attention chart. Reports
-the p50 / p95 / max step latency, any error shown on a page (a Streamlit exception or an error box), and the
-server's resident memory (VmRSS from /proc) once every page has loaded and after all the stepping.
+- `BrowserPage`: one Chromium page (its own browser context, so its own Streamlit session) on Explore, whose
+  `click_next()` times a Next click from the click until the attention chart has drawn the new row
+  (`harness.ROW_SHOWN`: the chart's aria description names the new last query). benchmarks/load_test.py runs
+  such pages beside its protocol-level sessions: that is the "in a real browser" figure.
+- `run`: N concurrent pages on one served app, each clicking Next `--steps` times, all pages at once (the
+  browsers share the server's cores, so this is what a page feels like on a small machine, not the server's
+  capacity: that is load_test.py's).
+- `--capture-click PATH`: one Next click of a fresh Chromium page on the shipped default model, as the BackMsg
+  the page sent (Playwright's websocket `framesent` event), written as JSON: tests/fixtures/next_click.json,
+  against which tests/test_load.py checks the load test's click message.
 
-    .venv/bin/python benchmarks/browser_load_test.py                # 3 sessions x 20 steps, tiny random model
-    .venv/bin/python benchmarks/browser_load_test.py --sessions 3 --model checkpoints/en-fr --text "the black dog that \
-        the small cat chased sat on the mat near the river and the man found the bank ."
+    .venv/bin/python -m benchmarks.browser_load_test                # 3 pages x 20 steps, tiny random model
+    .venv/bin/python -m benchmarks.browser_load_test --sessions 3 --model checkpoints/en-fr
+    .venv/bin/python -m benchmarks.browser_load_test --capture-click tests/fixtures/next_click.json
 
-A measurement: it prints one summary line per phase and one JSON line at the end.
+`run` prints one summary line (stderr) and one JSON line.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -29,83 +33,117 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from tests.fixtures.browser import CHROMIUM, LAUNCH_ARGS, ROW_SHOWN, SOURCE_SHOWN, free_port, serve  # noqa: E402
+from benchmarks.harness import (
+    ROOT,
+    ROW_SHOWN,
+    SOURCE_SHOWN,
+    app_env,
+    free_port,
+    launch,
+    percentile,
+    rss_mb,
+    serve,
+    stop,
+)
 
 STEP_TIMEOUT_MS = 120_000
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError(f"no VmRSS for pid {pid}")
-
-
-def percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile (q in 0..100)."""
-    ordered = sorted(values)
-    rank = max(1, int(-(-q * len(ordered) // 100)))
-    return ordered[rank - 1]
+ERRORS = "[data-testid='stException'], [data-testid='stAlertContentError']"
 
 
 def model_env(model: str | None) -> tuple[dict[str, str], str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
-    env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = "1"  # the server shares two cores with the browser
+    """The server's environment for `model` (default: a tiny random checkpoint built here), and its name."""
     if model:
         path = Path(model).resolve()
     else:
         from tests.fixtures.checkpoints import build_tiny_checkpoint
 
         path = build_tiny_checkpoint(Path(tempfile.mkdtemp()) / "load-tiny")
-    env.update(LENS_MODEL_DIRS=str(path), LENS_DEFAULT_MODEL=str(path))
+    env = app_env(path)
+    env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = "1"  # the server shares two cores with the browser
     return env, path.name
+
+
+class BrowserPage:
+    """One Chromium page on Explore, stepping with Next (and First step, untimed, at the run's end)."""
+
+    def __init__(self, page, context):
+        self.page, self.context = page, context
+        self.next = page.locator(".st-key-next button")
+        self.reset = page.locator(".st-key-reset button")
+        self.row = 0  # the attention chart's last drawn row (step - 1)
+
+    @classmethod
+    async def open(cls, browser, url: str, text: str | None = None, viewport=(1366, 768)) -> BrowserPage:
+        """A new page at step 1 of `url`'s Explore (of `text` typed into the source box, when given)."""
+        context = await browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
+        page = await context.new_page()
+        self = cls(page, context)
+        try:
+            await page.goto(url, timeout=STEP_TIMEOUT_MS)
+            await self.next.wait_for(timeout=STEP_TIMEOUT_MS)
+            await page.wait_for_function(ROW_SHOWN, arg=[0], timeout=STEP_TIMEOUT_MS)
+            if text:
+                box = page.locator(".st-key-source input")
+                await box.fill(text)
+                await box.press("Enter")
+                await page.wait_for_function(SOURCE_SHOWN, arg=[text.replace(" ", "")], timeout=STEP_TIMEOUT_MS)
+                await page.wait_for_function(ROW_SHOWN, arg=[0], timeout=STEP_TIMEOUT_MS)
+        except BaseException:
+            await context.close()
+            raise
+        return self
+
+    async def ready(self) -> None:
+        """At a step with Next enabled: at the run's last step, click First step (untimed) and wait for row 0."""
+        if await self.next.is_disabled():
+            await self.reset.click(timeout=STEP_TIMEOUT_MS)
+            await self.page.wait_for_function(ROW_SHOWN, arg=[0], timeout=STEP_TIMEOUT_MS)
+            self.row = 0
+
+    async def click_next(self) -> float:
+        """Click Next; seconds from the click until the chart has drawn the next row (call `ready` first)."""
+        t0 = time.perf_counter()
+        await self.next.click(timeout=STEP_TIMEOUT_MS)
+        await self.page.wait_for_function(ROW_SHOWN, arg=[self.row + 1], timeout=STEP_TIMEOUT_MS)
+        self.row += 1
+        return time.perf_counter() - t0
+
+    async def errors(self) -> int:
+        """Streamlit exceptions and error boxes on the page now."""
+        return await self.page.locator(ERRORS).count()
+
+    async def close(self) -> None:
+        await self.context.close()
 
 
 async def one_session(browser, url: str, steps: int, ready: asyncio.Event, start: asyncio.Event,
                       text: str | None = None) -> dict:
-    """Load the page (type `text` if given), set `ready`, wait for `start`, click Next `steps` times timing each
-    step."""
-    context = await browser.new_context(viewport={"width": 1280, "height": 1000})
-    page = await context.new_page()
+    """Open a page (type `text` if given), set `ready`, wait for `start`, click Next `steps` times."""
     latencies: list[float] = []
+    bp = None
     try:
-        await page.goto(url, timeout=STEP_TIMEOUT_MS)
-        nxt = page.locator(".st-key-next button")
-        await nxt.wait_for(timeout=STEP_TIMEOUT_MS)
-        await page.wait_for_function(ROW_SHOWN, arg=[0], timeout=STEP_TIMEOUT_MS)
-        if text:
-            box = page.locator(".st-key-source input")
-            await box.fill(text)
-            await box.press("Enter")
-            await page.wait_for_function(SOURCE_SHOWN, arg=[text.replace(" ", "")], timeout=STEP_TIMEOUT_MS)
-            await page.wait_for_function(ROW_SHOWN, arg=[0], timeout=STEP_TIMEOUT_MS)
+        bp = await BrowserPage.open(browser, url, text, viewport=(1280, 1000))
         ready.set()
         await start.wait()
-        for step in range(1, steps + 1):
-            if await nxt.is_disabled():
+        for _ in range(steps):
+            if await bp.next.is_disabled():
                 break  # the run ended before `steps` tokens
-            t0 = time.perf_counter()
-            await nxt.click(timeout=STEP_TIMEOUT_MS)
-            await page.wait_for_function(ROW_SHOWN, arg=[step], timeout=STEP_TIMEOUT_MS, polling=50)
-            latencies.append(time.perf_counter() - t0)
-        errors = await page.locator("[data-testid='stException'], [data-testid='stAlertContentError']").count()
-        text = await page.locator(".st-key-prefix").inner_text()
-        return {"latencies": latencies, "errors": errors, "prefix_chips": text.count("\n") + 1}
+            latencies.append(await bp.click_next())
+        chips = await bp.page.locator(".st-key-prefix").inner_text()
+        return {"latencies": latencies, "errors": await bp.errors(), "prefix_chips": chips.count("\n") + 1}
     except Exception as exc:  # a timeout or a closed page is a failed session, reported, not a crashed run
         return {"latencies": latencies, "errors": 1, "failure": f"{type(exc).__name__}: {exc}"[:300]}
     finally:
         ready.set()
-        await context.close()
+        if bp is not None:
+            await bp.close()
 
 
 async def drive(url: str, sessions: int, steps: int, server_pid: int, text: str | None) -> dict:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        browser = await launch(p)
         try:
             start = asyncio.Event()
             ready = [asyncio.Event() for _ in range(sessions)]
@@ -124,8 +162,7 @@ async def drive(url: str, sessions: int, steps: int, server_pid: int, text: str 
 
 def run(sessions: int = 3, steps: int = 20, model: str | None = None, text: str | None = None) -> dict:
     env, name = model_env(model)
-    port = free_port()
-    proc = serve(env, port)
+    proc = serve(env, port := free_port())
     try:
         url = f"http://127.0.0.1:{port}"
         rss_start = rss_mb(proc.pid)
@@ -133,11 +170,7 @@ def run(sessions: int = 3, steps: int = 20, model: str | None = None, text: str 
         rss_end = rss_mb(proc.pid)
         alive = proc.poll() is None
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
     latencies = [x for r in out["results"] for x in r["latencies"]]
     failures = [r["failure"] for r in out["results"] if "failure" in r]
     return {
@@ -152,13 +185,93 @@ def run(sessions: int = 3, steps: int = 20, model: str | None = None, text: str 
     }
 
 
+# ---- a real click, captured ------------------------------------------------------------------------------------
+async def capture(url: str) -> dict:
+    """The BackMsg a fresh Chromium page sends for its first Next click on `url`, and what the click got back."""
+    from google.protobuf import json_format
+    from playwright.async_api import async_playwright
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    frames: list[tuple[str, bytes]] = []
+
+    def listen(ws) -> None:
+        ws.on("framesent", lambda d: frames.append(("sent", d)))
+        ws.on("framereceived", lambda d: frames.append(("got", d)))
+
+    async with async_playwright() as p:
+        browser = await launch(p)
+        try:
+            context = await browser.new_context(viewport={"width": 1366, "height": 768})
+            page = await context.new_page()
+            page.on("websocket", listen)
+            bp = BrowserPage(page, context)
+            await page.goto(url, timeout=STEP_TIMEOUT_MS)
+            await bp.next.wait_for(timeout=STEP_TIMEOUT_MS)
+            await page.wait_for_function(ROW_SHOWN, arg=[0], timeout=STEP_TIMEOUT_MS)
+            await page.wait_for_timeout(1000)  # late frames of the first run are not the click's
+            mark = len(frames)
+            await bp.click_next()
+            await page.wait_for_timeout(1000)
+            sent = [d for kind, d in frames[mark:] if kind == "sent"]
+            got = [d for kind, d in frames[mark:] if kind == "got"]
+            await bp.close()
+        finally:
+            await browser.close()
+    reruns = []
+    for frame in sent:
+        msg = BackMsg()
+        msg.ParseFromString(frame if isinstance(frame, bytes) else frame.encode())
+        if msg.WhichOneof("type") == "rerun_script":
+            reruns.append((len(frame), json_format.MessageToDict(msg)))
+    if len(reruns) != 1:
+        raise RuntimeError(f"expected one rerun request for the click, saw {len(reruns)}")
+    kinds: dict[str, int] = {}
+    for frame in got:
+        msg = ForwardMsg()
+        msg.ParseFromString(frame)
+        kind = msg.WhichOneof("type")
+        if kind == "delta":
+            kind = msg.delta.WhichOneof("type")
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return {"bytes": reruns[0][0], "message": reruns[0][1], "answer": {"messages": len(got), "kinds": kinds,
+                                                                        "bytes": sum(len(f) for f in got)}}
+
+
+def capture_click(out: Path) -> dict:
+    """Serve this tree's app on the shipped models (its default model and first example), capture a Next click,
+    write it to `out` with where it came from."""
+    import streamlit
+
+    proc = serve(app_env(), port := free_port())
+    try:
+        found = asyncio.run(capture(f"http://127.0.0.1:{port}"))
+    finally:
+        stop(proc)
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                            text=True).stdout.strip()
+    record = {"what": "the BackMsg Chromium sent for one Next click on Explore (first example of the default "
+                      "model, fresh page), captured from Playwright's websocket framesent event",
+              "how": "python -m benchmarks.browser_load_test --capture-click tests/fixtures/next_click.json",
+              "captured": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+              "commit": commit, "streamlit": streamlit.__version__, **found}
+    out.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return record
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sessions", type=int, default=3)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--model", help="a model folder (default: a tiny random checkpoint built here)")
     parser.add_argument("--text", help="a normalised sentence every page types (default: the page's first example)")
+    parser.add_argument("--capture-click", type=Path, metavar="PATH",
+                        help="capture one real Next click (shipped models) into PATH and exit")
     args = parser.parse_args()
+    if args.capture_click:
+        record = capture_click(args.capture_click)
+        print(json.dumps({k: record[k] for k in ("bytes", "answer", "commit")}))
+        return
     report = run(args.sessions, args.steps, args.model, args.text)
     print(f"{report['sessions']} sessions x {report['steps_per_session']} steps on {report['model']}: "
           f"{report['steps_done']} steps, {report['errors']} errors; step latency p50 {report['p50_step_s']} s, "

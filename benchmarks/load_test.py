@@ -1,24 +1,38 @@
-"""What one server holds: N sessions from one client process over Streamlit's own websocket protocol, no browsers.
+"""What one server (or `./run.sh serve --replicas K`) holds for a class: N sessions from one client process over
+Streamlit's own websocket protocol, and real Chromium pages beside them.
 
-Starts a fresh `streamlit run app/streamlit_app.py` on 127.0.0.1 (or drives `--url`). Every session loads the
-Explore page (on the shipped en-fr model), types `--text`, then clicks Next once every `--interval` seconds for
-`--steps` clicks. The sessions' first clicks are spread evenly over one interval, as a class's would be; a
-session waits for its click to be drawn before the next one (a student does too), so an overloaded server shows
-as long clicks, not as a pile of queued ones.
+Starts a fresh `streamlit run app/streamlit_app.py` on 127.0.0.1 (or drives `--url`). Every protocol session
+opens Explore on the app's default model, types `--text`, and then clicks Next with the message Chromium sends
+(the page's query string and script hash, every widget's value, context_info, the cached elements' hashes:
+benchmarks/st_client.py; tests/test_load.py checks it field by field against a captured real click). Alongside,
+`--browsers` Chromium pages (benchmarks/browser_load_test.BrowserPage) do exactly what the sessions do. Two
+measurements follow, on the same sessions:
 
-A click counts only when it is verified: the run it caused must show the step counter one higher and a new
-attention figure (its spec differs from the one before). Its latency runs from sending the click to the arrival
-of the frame that carries the new figure. Anything else is an error: a wrong step, an unchanged figure, an
-exception or error box on the page, a timeout, a dropped connection.
+1. **Burst**: `--rounds` times, the whole class clicks Next at the same instant (the teacher says "next"), then
+   waits until every click is drawn and `--gap` seconds more.
+2. **Random arrivals**: for `--seconds`, every session clicks on its own: its first click at a uniform random
+   time within one mean think time, then after each drawn click an independent exponential think time of mean
+   `--think` seconds (at least MIN_THINK), so clicks fall together as chance makes them.
 
-Server CPU seconds (utime + stime from /proc) cover the stepping only (every page loaded before it starts);
-RSS is the server's VmRSS after it. With --url, pass the server's pid(s) with --server-pid to get them.
+A protocol click counts only when it is verified: the run it caused must show the step counter one higher and a
+new attention figure (its spec differs from the one before). Its latency runs from sending the click to the
+last message of the run it caused (`script_finished`); anything else is an error (a wrong step, an unchanged
+figure, an exception or error box, a timeout, a dropped connection). A browser click's latency runs from the
+click until the attention chart has drawn the new row (its aria description names it). At a run's last step a
+session clicks First step, untimed, and goes on.
 
-    .venv/bin/python benchmarks/load_test.py --sessions 30 --steps 20 --interval 2
-    .venv/bin/python benchmarks/load_test.py --sessions 10 --server-arg=--runner.postScriptGC=false
+Server CPU seconds (utime + stime from /proc) and messages per click are taken per phase; RSS after the run.
+With --url, pass the server's pid(s) with --server-pid to get CPU and RSS.
 
-Progress goes to stderr, details on stdout; the LAST line is one JSON object: sessions, steps (verified clicks in
-all), p50_ms, p95_ms, max_ms (click latency), errors, server_rss_mb, server_cpu_s.
+    .venv/bin/python -m benchmarks.load_test --sessions 30 --browsers 1 --rounds 10 --seconds 60 --think 4
+    .venv/bin/python -m benchmarks.load_test --url http://127.0.0.1:8501 --server-pid P1 --server-pid P2 ...
+    .venv/bin/python -m benchmarks.load_test --cost BEFORE_TREE          # CPU and messages per click, two trees
+
+`--cost TREE`: what one Next click costs, this tree's app against TREE's (e.g. a git worktree of an earlier
+commit), alternating fresh servers `--cost-rounds` times: one session at a time clicks `--cost-clicks` times;
+server CPU per click, messages, blocks, elements and bytes per click.
+
+Progress goes to stderr, details on stdout; the LAST line is one JSON object (keys: see `summarise`).
 """
 
 from __future__ import annotations
@@ -27,24 +41,39 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import re
-import socket
 import statistics
-import subprocess
 import sys
 import time
-import urllib.request
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchmarks.harness import (
+    ROOT,
+    app_env,
+    cpu_seconds,
+    free_port,
+    launch,
+    percentile,
+    rss_mb,
+    serve,
+    stop,
+    wait_healthy,
+)
+from benchmarks.st_client import Run, Session, Shown, find
 
-from st_client import Session, Shown, find  # noqa: E402
-
-ROOT = Path(__file__).resolve().parent.parent
-TEXT = "the black cat that the small dog chased sat on the mat near the bank of the river ."  # 23 steps on en-fr
+TEXT = "The black cat that the small dog chased sat on the mat near the bank of the river."
 STEP_TEXT = re.compile(r"\*\*Step (\d+) of (\d+)\*\*")
+MIN_THINK = 0.3  # s: nobody reads a step faster
+__all__ = ["TEXT", "Session", "click_next", "explore_view", "free_port", "open_explore", "run", "server_env",
+           "wait_healthy"]
+
+
+def server_env(model: str | None = None) -> dict[str, str]:
+    """This shell's environment without its LENS_ settings: the server sees only the shipped models (or `model`)."""
+    return app_env(model)
 
 
 @dataclass
@@ -53,10 +82,11 @@ class ExploreView:
     total: int | None
     next: Shown | None
     figure: Shown | None
+    reset: Shown | None = None
 
 
 def explore_view(page: dict) -> ExploreView:
-    """The Explore page's step counter, Next button and attention figure, found by text and key.
+    """The Explore page's step counter, Next and First-step buttons and attention figure, found by text and key.
     The one place to adapt when the page is reworked."""
     step = total = None
     for path in sorted(page):
@@ -64,7 +94,7 @@ def explore_view(page: dict) -> ExploreView:
         if el.WhichOneof("type") == "markdown" and (m := STEP_TEXT.fullmatch(el.markdown.body)):
             step, total = int(m[1]), int(m[2])
     figure = next((f for kind in ("echarts_chart", "plotly_chart") if (f := find(page, kind, key="attention"))), None)
-    return ExploreView(step, total, find(page, "button", key="next"), figure)
+    return ExploreView(step, total, find(page, "button", key="next"), figure, find(page, "button", key="reset"))
 
 
 def spec(shown: Shown) -> str:
@@ -72,64 +102,7 @@ def spec(shown: Shown) -> str:
     return getattr(shown.element, shown.element.WhichOneof("type")).spec
 
 
-# ---- the server --------------------------------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def server_env(model: str | None = None) -> dict[str, str]:
-    """This shell's environment without its LENS_ settings: the server sees only the shipped models (or `model`)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
-    if model:
-        path = str(Path(model).resolve())
-        env.update(LENS_MODEL_DIRS=path, LENS_DEFAULT_MODEL=path)
-    return env
-
-
-def start_server(port: int, env: dict[str, str], extra: list[str] = ()) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "streamlit_app.py"), "--server.headless",
-           "true", "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats",
-           "false", "--server.fileWatcherType", "none", *extra]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    wait_healthy(f"http://127.0.0.1:{port}", proc)
-    return proc
-
-
-def wait_healthy(url: str, proc: subprocess.Popen | None = None, seconds: float = 90) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise RuntimeError(f"server exited: {proc.stderr.read().decode()[-2000:]}")
-        try:
-            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    raise RuntimeError(f"{url} did not become healthy within {seconds:.0f} s")
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError(f"no VmRSS for pid {pid}")
-
-
-def percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile (q in 0..100)."""
-    ordered = sorted(values)
-    return ordered[max(1, -(-len(ordered) * q // 100)) - 1]
-
-
-# ---- one session -------------------------------------------------------------------------------------------------
+# ---- one protocol session ------------------------------------------------------------------------------------
 async def open_explore(url: str, text: str | None, timeout: float = 120) -> Session:
     """A session on the Explore page at step 1 of `text`'s decoding (raises if the page is not as expected)."""
     s = Session(url, timeout=timeout)
@@ -143,8 +116,22 @@ async def open_explore(url: str, text: str | None, timeout: float = 120) -> Sess
     return s
 
 
+@dataclass
+class Click:
+    """A verified click: seconds to its run's last message and to the new figure's frame; what the run sent."""
+
+    seconds: float
+    figure_seconds: float
+    run: Run
+
+
 async def click_next(s: Session) -> tuple[float | None, str | None]:
-    """Click Next; (seconds until the new figure's frame arrived, None) when verified, else (None, why)."""
+    """Click Next; (seconds until the run's last message arrived, None) when verified, else (None, why)."""
+    click, why = await click_verified(s)
+    return (click.seconds if click else None), why
+
+
+async def click_verified(s: Session) -> tuple[Click | None, str | None]:
     before = explore_view(s.page)
     if before.next is None or before.next.element.button.disabled:
         return None, f"no enabled Next at step {before.step}"
@@ -159,116 +146,302 @@ async def click_next(s: Session) -> tuple[float | None, str | None]:
     fig = after.figure
     if fig is None or fig.run_id != run.run_id or spec(fig) == old_spec:
         return None, f"no new figure at step {after.step}"
-    return fig.arrived - t0, None
+    return Click(run.finished - t0, fig.arrived - t0, run), None
 
 
-async def one_session(url: str, text: str | None, steps: int, interval: float, offset: float,
-                      ready: asyncio.Event, start: asyncio.Event) -> dict:
-    out = {"latencies": [], "errors": [], "load_s": None, "replica": None}
-    s = None
-    try:
-        t0 = time.perf_counter()
-        s = await open_explore(url, text)
-        out["load_s"] = time.perf_counter() - t0
-        out["replica"] = s.replica
-        ready.set()
-        await start.wait()
-        await asyncio.sleep(offset)
-        for _ in range(steps):
-            tick = time.perf_counter()
-            try:
-                latency, why = await click_next(s)
-            except TimeoutError:
-                latency, why = None, "click timed out"
-            if why:
-                out["errors"].append(why)
-                if s.closed_reason:
-                    break
+async def ready_to_click(s: Session) -> None:
+    """At the run's last step, click First step (untimed): the session can go on clicking Next."""
+    view = explore_view(s.page)
+    if view.next is not None and view.next.element.button.disabled and view.reset is not None:
+        run = await s.rerun(trigger=view.reset)
+        if run.problems:
+            raise RuntimeError(f"First step: {run.problems[0]}")
+
+
+@dataclass
+class Tally:
+    """What one session (protocol or browser) measured in one phase."""
+
+    seconds: list[float] = field(default_factory=list)  # latencies of verified clicks
+    figure_seconds: list[float] = field(default_factory=list)
+    messages: list[int] = field(default_factory=list)
+    blocks: list[int] = field(default_factory=list)
+    nbytes: list[int] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+    def add(self, click: Click) -> None:
+        self.seconds.append(click.seconds)
+        self.figure_seconds.append(click.figure_seconds)
+        self.messages.append(click.run.messages)
+        self.blocks.append(click.run.blocks)
+        self.nbytes.append(click.run.nbytes)
+
+
+class Student:
+    """A protocol session or a Chromium page, clicking Next when told."""
+
+    def __init__(self, session: Session | None = None, page=None):
+        self.session, self.page = session, page
+
+    async def prepare(self) -> None:
+        if self.session is not None:
+            await ready_to_click(self.session)
+        else:
+            await self.page.ready()
+
+    async def click(self, tally: Tally) -> None:
+        try:
+            if self.session is not None:
+                click, why = await click_verified(self.session)
+                if why:
+                    tally.errors.append(why)
+                else:
+                    tally.add(click)
             else:
-                out["latencies"].append(latency)
-            await asyncio.sleep(max(0.0, tick + interval - time.perf_counter()))
-    except Exception as exc:  # a failed session is reported, not a crashed measurement
-        out["errors"].append(f"{type(exc).__name__}: {exc}"[:300])
-    finally:
-        ready.set()
-        if s is not None:
-            await s.close()
+                tally.seconds.append(await self.page.click_next())
+        except TimeoutError:
+            tally.errors.append("click timed out")
+        except Exception as exc:  # Playwright's timeouts and closed pages; a failed click is counted, not fatal
+            tally.errors.append(f"{type(exc).__name__}: {exc}"[:300])
+
+    async def close(self) -> None:
+        if self.session is not None:
+            await self.session.close()
+        if self.page is not None:
+            await self.page.close()
+
+
+async def burst(students: list[Student], rounds: int, gap: float) -> list[Tally]:
+    """`rounds` times: every student clicks Next at once; the next round starts `gap` s after the last is drawn."""
+    tallies = [Tally() for _ in students]
+    for _ in range(rounds):
+        await asyncio.gather(*(st.prepare() for st in students))
+        await asyncio.sleep(gap)
+        await asyncio.gather(*(st.click(t) for st, t in zip(students, tallies)))
+    return tallies
+
+
+async def random_arrivals(students: list[Student], seconds: float, think: float, rng: random.Random) -> list[Tally]:
+    """Every student on its own for `seconds`: first click at a uniform random time within `think`, then an
+    exponential think time of mean `think` (at least MIN_THINK) after each drawn click."""
+    tallies = [Tally() for _ in students]
+    end = time.perf_counter() + seconds
+
+    async def student(st: Student, tally: Tally, first: float, seed: int) -> None:
+        own = random.Random(seed)
+        await asyncio.sleep(first)
+        while time.perf_counter() < end:
+            await st.prepare()
+            await st.click(tally)
+            await asyncio.sleep(max(MIN_THINK, own.expovariate(1 / think)))
+
+    await asyncio.gather(*(student(st, t, rng.uniform(0, think), rng.randrange(2**32))
+                           for st, t in zip(students, tallies)))
+    return tallies
+
+
+# ---- the class -----------------------------------------------------------------------------------------------
+async def open_class(url: str, sessions: int, browsers: int, text: str | None, playwright) -> tuple[list, list, dict]:
+    """Open every protocol session (a few at a time, as pages of a class arriving over a minute) and every
+    Chromium page; returns (students, browser students, load times and failures)."""
+    gate = asyncio.Semaphore(4)
+    loads, failures = [], []
+
+    async def one() -> Student | None:
+        async with gate:
+            t0 = time.perf_counter()
+            try:
+                s = await open_explore(url, text)
+            except Exception as exc:
+                failures.append(f"{type(exc).__name__}: {exc}"[:300])
+                return None
+            loads.append(time.perf_counter() - t0)
+            return Student(session=s)
+
+    students = [s for s in await asyncio.gather(*(one() for _ in range(sessions))) if s is not None]
+    pages = []
+    if browsers:
+        from benchmarks.browser_load_test import BrowserPage
+
+        browser = await launch(playwright)
+        for _ in range(browsers):
+            try:
+                pages.append(Student(page=await BrowserPage.open(browser, url, text)))
+            except Exception as exc:
+                failures.append(f"browser: {type(exc).__name__}: {exc}"[:300])
+    return students, pages, {"loads": loads, "failures": failures,
+                             "replicas": Counter(s.session.replica for s in students if s.session.replica)}
+
+
+async def drive(url: str, sessions: int, browsers: int, rounds: int, gap: float, seconds: float, think: float,
+                text: str | None, pids: list[int], seed: int) -> dict:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        protocol, pages, opened = await open_class(url, sessions, browsers, text, p)
+        everyone = protocol + pages
+        out = {"opened": opened, "rss_loaded_mb": sum(rss_mb(q) for q in pids) if pids else None}
+        try:
+            for name, phase in (("burst", lambda: burst(everyone, rounds, gap)),
+                                ("random", lambda: random_arrivals(everyone, seconds, think, random.Random(seed)))):
+                if (name == "burst" and not rounds) or (name == "random" and not seconds):
+                    continue
+                cpu0, t0 = sum(cpu_seconds(q) for q in pids), time.perf_counter()
+                tallies = await phase()
+                out[name] = {"protocol": tallies[:len(protocol)], "browser": tallies[len(protocol):],
+                             "seconds": time.perf_counter() - t0,
+                             "cpu_s": sum(cpu_seconds(q) for q in pids) - cpu0 if pids else None}
+                print(f"{name}: done in {out[name]['seconds']:.1f} s", file=sys.stderr)
+        finally:
+            await asyncio.gather(*(st.close() for st in everyone), return_exceptions=True)
+        out["rss_mb"] = sum(rss_mb(q) for q in pids) if pids else None
     return out
 
 
-async def drive(url: str, sessions: int, steps: int, interval: float, text: str | None, pids: list[int]) -> dict:
-    start = asyncio.Event()
-    ready = [asyncio.Event() for _ in range(sessions)]
-    tasks = [asyncio.create_task(one_session(url, text, steps, interval, i * interval / sessions, r, start))
-             for i, r in enumerate(ready)]
-    await asyncio.gather(*(r.wait() for r in ready))
-    cpu0 = sum(cpu_seconds(p) for p in pids)
-    rss_loaded = sum(rss_mb(p) for p in pids)
-    t0 = time.perf_counter()
-    start.set()
-    results = await asyncio.gather(*tasks)
-    return {"results": results, "seconds": time.perf_counter() - t0, "rss_loaded_mb": rss_loaded,
-            "cpu_s": sum(cpu_seconds(p) for p in pids) - cpu0 if pids else None,
-            "rss_mb": sum(rss_mb(p) for p in pids) if pids else None}
+def ms(values: list[float], q: float | None = None) -> int | None:
+    if not values:
+        return None
+    return round(1000 * (max(values) if q is None else statistics.median(values) if q == 50 else percentile(values, q)))
 
 
-def run(sessions: int = 10, steps: int = 20, interval: float = 2.0, text: str | None = TEXT, url: str | None = None,
-        pids: list[int] = (), server_args: list[str] = (), model: str | None = None) -> dict:
-    """The measurement; returns the summary (the JSON line's keys first) and the details."""
+def summarise(out: dict, sessions: int, browsers: int) -> dict:
+    """The JSON line: class size; burst, random-arrival and browser latencies (ms: p50, p95, max); verified clicks
+    and errors; server CPU and messages per protocol click; RSS."""
+    summary: dict = {"sessions": sessions, "browsers": browsers}
+    clicks = errors = 0
+    for name in ("burst", "random"):
+        phase = out.get(name)
+        proto = [x for t in phase["protocol"] for x in t.seconds] if phase else []
+        browser = [x for t in phase["browser"] for x in t.seconds] if phase else []
+        summary.update({f"{name}_p50_ms": ms(proto, 50), f"{name}_p95_ms": ms(proto, 95), f"{name}_max_ms": ms(proto),
+                        f"{name}_browser_p50_ms": ms(browser, 50), f"{name}_browser_p95_ms": ms(browser, 95),
+                        f"{name}_browser_max_ms": ms(browser), f"{name}_clicks": len(proto) + len(browser)})
+        if phase:
+            clicks += len(proto) + len(browser)
+            errors += sum(len(t.errors) for t in phase["protocol"] + phase["browser"])
+    both = [t for name in ("burst", "random") if out.get(name) for t in out[name]["protocol"]]
+    n = sum(len(t.seconds) for t in both)
+    cpu = [out[name]["cpu_s"] for name in ("burst", "random") if out.get(name) and out[name]["cpu_s"] is not None]
+    browser_clicks = sum(len(t.seconds) for name in ("burst", "random") if out.get(name) for t in out[name]["browser"])
+    summary.update({
+        "clicks": clicks, "errors": errors + len(out["opened"]["failures"]),
+        # server CPU of every click (the browsers' too) over the clicks; messages and blocks of protocol clicks
+        "cpu_ms_per_click": round(1000 * sum(cpu) / (n + browser_clicks), 1) if cpu and n + browser_clicks else None,
+        "messages_per_click": round(sum(sum(t.messages) for t in both) / n, 1) if n else None,
+        "blocks_per_click": round(sum(sum(t.blocks) for t in both) / n, 1) if n else None,
+        "server_rss_mb": round(out["rss_mb"], 1) if out["rss_mb"] is not None else None,
+        "server_cpu_s": round(sum(cpu), 2) if cpu else None,
+    })
+    return summary
+
+
+def run(sessions: int = 10, browsers: int = 0, rounds: int = 5, gap: float = 1.0, seconds: float = 30,
+        think: float = 4.0, text: str | None = TEXT, url: str | None = None, pids: list[int] = (),
+        server_args: list[str] = (), model: str | None = None, seed: int = 31) -> dict:
+    """The measurement; returns the summary (the JSON line) and the details."""
     proc = None
     if url is None:
         port = free_port()
-        proc = start_server(port, server_env(model), list(server_args))
+        proc = serve(server_env(model), port, extra=list(server_args))
         url, pids = f"http://127.0.0.1:{port}", [proc.pid]
     try:
         rss_start = sum(rss_mb(p) for p in pids)
-        out = asyncio.run(drive(url, sessions, steps, interval, text, list(pids)))
+        out = asyncio.run(drive(url, sessions, browsers, rounds, gap, seconds, think, text, list(pids), seed))
     finally:
         if proc is not None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-    lat = [x * 1000 for r in out["results"] for x in r["latencies"]]
-    errors = [e for r in out["results"] for e in r["errors"]]
-    loads = [r["load_s"] for r in out["results"] if r["load_s"] is not None]
-    summary = {
-        "sessions": sessions, "steps": len(lat),
-        "p50_ms": round(statistics.median(lat)) if lat else None,
-        "p95_ms": round(percentile(lat, 95)) if lat else None,
-        "max_ms": round(max(lat)) if lat else None,
-        "errors": len(errors),
-        "server_rss_mb": round(out["rss_mb"], 1) if out["rss_mb"] is not None else None,
-        "server_cpu_s": round(out["cpu_s"], 2) if out["cpu_s"] is not None else None,
-    }
+            stop(proc)
+    summary = summarise(out, sessions, browsers)
+    errors = [e for name in ("burst", "random") if out.get(name) for t in out[name]["protocol"] + out[name]["browser"]
+              for e in t.errors]
+    loads = out["opened"]["loads"]
     details = {
-        "steps_asked": sessions * steps, "interval_s": interval, "stepping_s": round(out["seconds"], 1),
-        "cpu_ms_per_click": round(1000 * out["cpu_s"] / len(lat), 1) if lat and out["cpu_s"] is not None else None,
-        "server_cores_busy": round(out["cpu_s"] / out["seconds"], 2) if out["cpu_s"] is not None else None,
+        "rounds": rounds, "gap_s": gap, "random_s": seconds, "think_s": think, "text": text,
+        "burst_seconds": round(out["burst"]["seconds"], 1) if out.get("burst") else None,
+        "random_clicks_per_s": round(summary["random_clicks"] / out["random"]["seconds"], 2)
+        if out.get("random") else None,
+        "burst_figure_p95_ms": ms([x for t in out["burst"]["protocol"] for x in t.figure_seconds], 95)
+        if out.get("burst") else None,
+        "bytes_per_click": round(statistics.mean([b for name in ("burst", "random") if out.get(name)
+                                                  for t in out[name]["protocol"] for b in t.nbytes]))
+        if summary["messages_per_click"] else None,
+        "server_cores_busy": {name: round(out[name]["cpu_s"] / out[name]["seconds"], 2)
+                              for name in ("burst", "random") if out.get(name) and out[name]["cpu_s"] is not None},
         "first_load_p50_s": round(statistics.median(loads), 2) if loads else None,
         "first_load_max_s": round(max(loads), 2) if loads else None,
         "rss_start_mb": round(rss_start, 1) if pids else None,
-        "rss_loaded_mb": round(out["rss_loaded_mb"], 1) if pids else None,
-        "sessions_per_replica": dict(Counter(r["replica"] for r in out["results"] if r["replica"])),
-        "load_average": os.getloadavg(), "server_args": list(server_args), "error_samples": errors[:5],
+        "rss_loaded_mb": round(out["rss_loaded_mb"], 1) if out["rss_loaded_mb"] is not None else None,
+        "sessions_per_replica": dict(out["opened"]["replicas"]), "load_average": os.getloadavg(),
+        "server_args": list(server_args), "open_failures": out["opened"]["failures"][:3], "error_samples": errors[:5],
     }
     return {"summary": summary, "details": details}
 
 
+# ---- what a click costs: two trees side by side -------------------------------------------------------------
+async def cost_clicks(url: str, sessions: int, clicks: int, pid: int, text: str | None) -> dict:
+    """`sessions` sessions, each in turn clicking Next `clicks` times, one click at a time (no queueing)."""
+    opened = [await open_explore(url, text) for _ in range(sessions)]
+    tally = Tally()
+    cpu = 0.0
+    try:
+        for _ in range(clicks):
+            for s in opened:
+                await ready_to_click(s)
+                c0 = cpu_seconds(pid)
+                click, why = await click_verified(s)
+                cpu += cpu_seconds(pid) - c0
+                tally.errors.append(why) if why else tally.add(click)
+    finally:
+        await asyncio.gather(*(s.close() for s in opened))
+    n = len(tally.seconds)
+    return {"clicks": n, "errors": len(tally.errors), "cpu_ms_per_click": round(1000 * cpu / n, 2) if n else None,
+            "p50_ms": ms(tally.seconds, 50), "messages_per_click": statistics.mean(tally.messages) if n else None,
+            "blocks_per_click": statistics.mean(tally.blocks) if n else None,
+            "bytes_per_click": round(statistics.mean(tally.nbytes)) if n else None}
+
+
+def cost(trees: list[Path], rounds: int, sessions: int, clicks: int, text: str | None) -> dict:
+    """Alternate fresh servers of each tree `rounds` times; medians per tree of the per-click figures."""
+    per_tree: dict[str, list[dict]] = {str(t): [] for t in trees}
+    for r in range(rounds):
+        for tree in trees:
+            port = free_port()
+            proc = serve(server_env(), port, tree=tree)
+            try:
+                got = asyncio.run(cost_clicks(f"http://127.0.0.1:{port}", sessions, clicks, proc.pid, text))
+            finally:
+                stop(proc)
+            print(json.dumps({"round": r + 1, "tree": str(tree), **got}))
+            per_tree[str(tree)].append(got)
+    keys = ("cpu_ms_per_click", "p50_ms", "messages_per_click", "blocks_per_click", "bytes_per_click")
+    return {tree: {k: statistics.median(g[k] for g in runs if g[k] is not None) for k in keys}
+            | {"errors": sum(g["errors"] for g in runs)} for tree, runs in per_tree.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sessions", type=int, default=10)
-    parser.add_argument("--steps", type=int, default=20, help="Next clicks per session")
-    parser.add_argument("--interval", type=float, default=2.0, help="seconds between a session's clicks")
-    parser.add_argument("--text", default=TEXT, help="the sentence every session types ('' keeps the preset)")
+    parser.add_argument("--sessions", type=int, default=10, help="protocol sessions")
+    parser.add_argument("--browsers", type=int, default=1, help="Chromium pages beside them")
+    parser.add_argument("--rounds", type=int, default=5, help="burst rounds (0: no burst)")
+    parser.add_argument("--gap", type=float, default=1.0, help="seconds between burst rounds")
+    parser.add_argument("--seconds", type=float, default=30, help="length of the random-arrival phase (0: none)")
+    parser.add_argument("--think", type=float, default=4.0, help="mean think time between a student's clicks")
+    parser.add_argument("--seed", type=int, default=31)
+    parser.add_argument("--text", default=TEXT, help="the sentence every session types ('' keeps the example)")
     parser.add_argument("--url", help="drive a running server (or proxy) instead of starting one")
     parser.add_argument("--server-pid", type=int, action="append", default=[], help="with --url: pid(s) to measure")
     parser.add_argument("--server-arg", action="append", default=[], help="an option for `streamlit run`")
-    parser.add_argument("--model", help="a checkpoint folder to serve (default: the shipped models, en-fr)")
+    parser.add_argument("--model", help="a checkpoint folder to serve (default: the shipped models)")
+    parser.add_argument("--cost", type=Path, metavar="TREE", help="per-click cost of TREE's app against this one")
+    parser.add_argument("--cost-rounds", type=int, default=3)
+    parser.add_argument("--cost-clicks", type=int, default=20, help="clicks per session per round")
     args = parser.parse_args()
-    report = run(args.sessions, args.steps, args.interval, args.text or None, args.url, args.server_pid,
-                 args.server_arg, args.model)
+    if args.cost:
+        medians = cost([args.cost.resolve(), ROOT], args.cost_rounds, 2, args.cost_clicks, args.text or None)
+        print(json.dumps({"before": medians[str(args.cost.resolve())], "after": medians[str(ROOT)],
+                          "before_tree": str(args.cost.resolve()), "after_tree": str(ROOT)}))
+        return
+    report = run(args.sessions, args.browsers, args.rounds, args.gap, args.seconds, args.think, args.text or None,
+                 args.url, args.server_pid, args.server_arg, args.model, args.seed)
     print(json.dumps(report["details"]))
     print(json.dumps(report["summary"]))
 

@@ -1,45 +1,115 @@
-"""Many sessions at once: small runs of benchmarks/load_test.py (protocol level: 3 sessions x 4 verified clicks)
-and browser_load_test.py (10 Chromium pages x 5 steps), on one served app, loopback only; and the bounds that
-keep a long-running class server's memory flat: every Streamlit cache in app/ has max_entries or ttl, and a
-session's state does not grow however often it steps or forces."""
+"""Many sessions at once: small runs of benchmarks/load_test.py (protocol sessions clicking as Chromium does, in a
+burst and at random times, with a real Chromium page beside them) and browser_load_test.py (10 Chromium pages x 5
+steps), on one served app, loopback only; the load test's click message has the fields of a click captured from
+Chromium (tests/fixtures/next_click.json); and the bounds that keep a long-running class server's memory flat:
+every Streamlit cache in app/ has max_entries or ttl, and a session's state does not grow however often it steps
+or forces."""
 
 from __future__ import annotations
 
 import ast
+import asyncio
+import json
 import os
-import sys
+import urllib.parse
 from pathlib import Path
 
 import pytest
 
+from benchmarks import browser_load_test, load_test
+from benchmarks.harness import CHROMIUM, app_env, free_port, serve, stop
+from benchmarks.st_client import Run, Shown
+
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app"
 ENTRY = str(APP / "streamlit_app.py")
-CHROMIUM = "/usr/bin/chromium"
-if str(ROOT / "benchmarks") not in sys.path:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
+CLICK = ROOT / "tests" / "fixtures" / "next_click.json"
+SUMMARY = ["sessions", "browsers", *(f"{phase}_{what}" for phase in ("burst", "random") for what in
+           ("p50_ms", "p95_ms", "max_ms", "browser_p50_ms", "browser_p95_ms", "browser_max_ms", "clicks")),
+           "clicks", "errors", "cpu_ms_per_click", "messages_per_click", "blocks_per_click", "server_rss_mb",
+           "server_cpu_s"]
+
+
+def click_shape(message: dict) -> dict:
+    """What a Next click's BackMsg (as protobuf JSON) is made of, values aside: its ClientState fields, each
+    widget's key and kind of value, the query string's parameter names, context_info's fields."""
+    cs = message["rerunScript"]
+    return {"fields": sorted(cs),
+            "widgets": sorted((w["id"].split("-", 2)[-1], next(k for k in w if k != "id"))
+                              for w in cs["widgetStates"]["widgets"]),
+            "query": sorted(urllib.parse.parse_qs(cs.get("queryString", ""), keep_blank_values=True)),
+            "context": sorted(cs.get("contextInfo", {})),
+            "fragment": bool(cs.get("fragmentId")), "cached": bool(cs.get("cachedMessageHashes"))}
 
 
 @pytest.mark.slow
-def test_protocol_sessions_step_and_every_click_is_verified():
-    import load_test
+def test_the_load_tests_click_has_the_fields_of_a_real_chromium_click():
+    """The protocol client's Next click on a fresh Explore (default model, first example) against the one Chromium
+    sent (captured with `python -m benchmarks.browser_load_test --capture-click`): the same ClientState fields, the
+    same widgets with the same kinds of value, query parameters and context; about the same size."""
+    from google.protobuf import json_format
 
-    report = load_test.run(sessions=3, steps=4, interval=0.5)
+    real = json.loads(CLICK.read_text(encoding="utf-8"))
+
+    async def ours(url: str) -> tuple[dict, int]:
+        s = await load_test.open_explore(url, None)
+        try:
+            msg = s.rerun_message(trigger=load_test.explore_view(s.page).next)
+            click, why = await load_test.click_verified(s)  # and the server accepts it as a step
+            assert why is None, why
+            return json_format.MessageToDict(msg), len(msg.SerializeToString())
+        finally:
+            await s.close()
+
+    proc = serve(app_env(), port := free_port())
+    try:
+        message, size = asyncio.run(ours(f"http://127.0.0.1:{port}"))
+    finally:
+        stop(proc)
+    assert click_shape(message) == click_shape(real["message"])
+    assert message["rerunScript"]["queryString"] == real["message"]["rerunScript"]["queryString"]
+    assert abs(size - real["bytes"]) < 0.1 * real["bytes"], (size, real["bytes"])
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM}")
+def test_the_captured_click_is_what_chromium_sends_today(tmp_path):
+    """The fixture is not stale: a click captured now has its shape (recapture it when the page changes)."""
+    fresh = browser_load_test.capture_click(tmp_path / "click.json")
+    assert click_shape(fresh["message"]) == click_shape(json.loads(CLICK.read_text(encoding="utf-8"))["message"])
+
+
+@pytest.mark.slow
+def test_protocol_sessions_burst_and_random_and_every_click_is_verified():
+    report = load_test.run(sessions=3, browsers=0, rounds=2, gap=0.2, seconds=3, think=0.5)
     print(report)
     summary = report["summary"]
-    assert list(summary) == ["sessions", "steps", "p50_ms", "p95_ms", "max_ms", "errors", "server_rss_mb",
-                             "server_cpu_s"]
+    assert list(summary) == SUMMARY
     assert summary["errors"] == 0, report["details"]["error_samples"]
-    assert summary["steps"] == 3 * 4
+    assert summary["burst_clicks"] == 3 * 2 and summary["random_clicks"] >= 3
+    assert summary["burst_browser_p95_ms"] is None
     assert summary["server_cpu_s"] > 0 and summary["server_rss_mb"] > 50
+    assert summary["messages_per_click"] > 10 and summary["blocks_per_click"] >= 1
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM}")
+def test_a_chromium_page_clicks_beside_the_protocol_sessions():
+    report = load_test.run(sessions=2, browsers=1, rounds=2, gap=0.2, seconds=4, think=0.5)
+    print(report)
+    summary = report["summary"]
+    assert summary["errors"] == 0, report["details"]
+    assert summary["burst_clicks"] == 3 * 2
+    assert 0 < summary["burst_browser_p50_ms"] <= summary["burst_browser_max_ms"] < 60_000
+    assert summary["random_browser_p95_ms"] is not None
 
 
 @pytest.mark.browser
 @pytest.mark.slow
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM}")
 def test_ten_concurrent_sessions_step_without_error():
-    import browser_load_test
-
     report = browser_load_test.run(sessions=10, steps=5)
     print(report)
     assert report["server_alive"]
@@ -104,8 +174,6 @@ def test_session_state_stays_bounded_when_stepping_and_forcing(tiny_ckpt, monkey
 
 def test_isolated_test_env_does_not_leak(monkeypatch):
     """The load test's server gets only its own LENS_ settings (no operator folder of this shell)."""
-    import browser_load_test
-
     monkeypatch.setenv("LENS_HF_MODELS", "/somewhere")
     env, _ = browser_load_test.model_env(str(ROOT))
     assert "LENS_HF_MODELS" not in env and env["LENS_MODEL_DIRS"] == str(ROOT)
@@ -120,7 +188,6 @@ class FakeServer:
         self.draw(step, spec, "r0")
 
     def draw(self, step: int, spec: str, run_id: str) -> None:
-        from st_client import Shown
         from streamlit.proto.Element_pb2 import Element
 
         md, nxt, fig = Element(), Element(), Element()
@@ -131,11 +198,11 @@ class FakeServer:
 
     def answer(self, step: int, spec: str):
         async def rerun(trigger=None):
-            from st_client import Run
+            import time
 
             assert trigger is not None and trigger.element.button.label == "Next"
             self.draw(step, spec, "r1")
-            return Run(run_id="r1")
+            return Run(run_id="r1", finished=time.perf_counter())
 
         self.rerun = rerun
         return self
@@ -144,9 +211,59 @@ class FakeServer:
 @pytest.mark.parametrize(("step", "spec", "verified"), [(2, "B", True), (1, "B", False), (2, "A", False),
                                                         (3, "B", False)])
 def test_a_click_counts_only_when_the_step_and_the_figure_advanced(step, spec, verified):
-    import asyncio
-
-    import load_test
-
     latency, why = asyncio.run(load_test.click_next(FakeServer(1, "A").answer(step, spec)))
     assert (latency is not None, why is None) == (verified, verified), why
+
+
+def test_the_client_holds_widget_values_as_the_frontend_does():
+    """A widget starts on its default, keeps what the user set, takes what the app set (set_value), and is
+    forgotten once a run no longer draws it; the click carries every held value and the trigger."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    from benchmarks.st_client import Session
+
+    s = Session("http://127.0.0.1:1/?model=x")
+
+    def run(run_id: str, elements: list, fragment: str = "") -> None:
+        start = ForwardMsg()
+        start.metadata.run.script_run_id = run_id
+        start.new_session.page_script_hash = "h"
+        s._handle(start, 0.0)
+        for i, fill in enumerate(elements):
+            msg = ForwardMsg()
+            msg.metadata.delta_path.extend([0, i])
+            msg.delta.fragment_id = fragment
+            fill(msg.delta.new_element)
+            s._handle(msg, 0.0)
+        done = ForwardMsg()
+        done.script_finished = 0
+        s._handle(done, 0.0)
+
+    def toggle(value=None):
+        def fill(el):
+            el.checkbox.id, el.checkbox.default = "$$ID-a-present", False
+            if value is not None:
+                el.checkbox.value, el.checkbox.set_value = value, True
+        return fill
+
+    def step(el):
+        el.slider.id = "$$ID-b-step"
+        el.slider.default.append(1.0)
+
+    def nxt(el):
+        el.button.id = "$$ID-c-next"
+
+    run("r1", [toggle(), step, nxt])
+    assert {w.id: w.WhichOneof("value") for w in s.values.values()} == {"$$ID-a-present": "bool_value",
+                                                                       "$$ID-b-step": "double_array_value"}
+    s.rerun_message(present=True)
+    assert s.values["$$ID-a-present"].bool_value is True
+    run("r2", [toggle(), step, nxt])  # redrawn without set_value: the user's value stays
+    assert s.values["$$ID-a-present"].bool_value is True
+    run("r3", [toggle(False), nxt])  # the app set it back; the slider is gone
+    assert s.values["$$ID-a-present"].bool_value is False and "$$ID-b-step" not in s.values
+    msg = s.rerun_message(trigger=load_test.find(s.page, "button", key="next"))
+    cs = msg.rerun_script
+    assert [w.id for w in cs.widget_states.widgets] == ["$$ID-a-present", "$$ID-c-next"]
+    assert cs.widget_states.widgets[-1].trigger_value and cs.page_script_hash == "h"
+    assert cs.query_string == "model=x" and cs.context_info.url == "http://127.0.0.1:1/?model=x"
