@@ -108,7 +108,8 @@ def main() -> None:
     for col, trace, name, s, key in ((left, a, f"A: {model_key}", step_a, "cmp_a"),
                                      (right, b, f"B: {b_model}", step_b, "cmp_b")):
         with col:
-            col.plotly_chart(render.side_figure(trace, kind, s, layer, picked, f"{name} · {title} · {which}"),
+            col.plotly_chart(render.side_figure(trace, kind, s, layer, picked,
+                                                 f"{name}<br>{title} · {which}"),
                              key=key, theme=None, config={"displayModeBar": False})
             col.caption(f"Step {s} of {trace.m}: {state.text(' '.join(trace.target_tokens[:s]))}")
     diff = difference(a, b, kind, step_a, step_b, layer, picked)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.browser import CHROMIUM, IDLE, LAUNCH_ARGS, free_port, serve
+from benchmarks.harness import CHROMIUM, IDLE, LAUNCH_ARGS, served
 from tests.fixtures.checkpoints import build_tiny_checkpoint
 
 pytestmark = [
@@ -18,17 +18,22 @@ pytestmark = [
 ]
 LINK = {"model": "tiny-a", "a_text": "the cat sat .", "b_model": "tiny-b", "b_text": "the cat sat on the mat .",
         "kind": "enc", "layer": "2", "head": "3", "step": "2"}
+# Two model names as long as the shipped ones (en-fr-no-causal-mask) and a layer's mean: the longest titles.
+LONG = {"model": "tiny-healthy-en-fr", "a_text": "the cat sat .", "b_model": "tiny-en-fr-no-causal-mask",
+        "b_text": "the cat sat .", "kind": "cross", "layer": "2", "head": "0", "step": "2"}
+# JS: how far (px) each side's picture title runs past the right edge of its picture (> 0: the title is cut).
+TITLE_OVERFLOW = """() => [...document.querySelectorAll('.st-key-cmp_a .js-plotly-plot, .st-key-cmp_b .js-plotly-plot')]
+    .map(p => p.querySelector('.gtitle').getBoundingClientRect().right - p.getBoundingClientRect().right)"""
 
 
 @pytest.fixture
 def server(tmp_path):
-    models = build_tiny_checkpoint(tmp_path / "tiny-a"), build_tiny_checkpoint(tmp_path / "tiny-b", seed=1)
+    models = (build_tiny_checkpoint(tmp_path / "tiny-a"), build_tiny_checkpoint(tmp_path / "tiny-b", seed=1),
+              build_tiny_checkpoint(tmp_path / LONG["model"]), build_tiny_checkpoint(tmp_path / LONG["b_model"], seed=1))
     env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
     env.update(LENS_MODEL_DIRS=os.pathsep.join(str(m) for m in models), LENS_DEFAULT_MODEL="tiny-a")
-    proc = serve(env, port := free_port())
-    yield f"http://127.0.0.1:{port}"
-    proc.terminate()
-    proc.wait(timeout=15)
+    with served(env) as (url, _):
+        yield url
 
 
 def test_a_comparison_link_in_a_new_context_reproduces_both_sides(server):
@@ -44,11 +49,31 @@ def test_a_comparison_link_in_a_new_context_reproduces_both_sides(server):
             expect(page.locator(".st-key-cmp_b_text input")).to_have_value(LINK["b_text"], timeout=90_000)
             expect(page.locator(".st-key-cmp_b_model").get_by_role("combobox")).to_have_value("tiny-b", timeout=90_000)
             for side, model in (("cmp_a", "A: tiny-a"), ("cmp_b", "B: tiny-b")):
-                expect(page.locator(f".st-key-{side} .js-plotly-plot")).to_contain_text(
-                    f"{model} · Encoder self-attention · layer 2 · head 3", timeout=90_000)
+                title = page.locator(f".st-key-{side} .js-plotly-plot .gtitle")
+                expect(title).to_contain_text(model, timeout=90_000)
+                expect(title).to_contain_text("Encoder self-attention · layer 2 · head 3", timeout=90_000)
             expect(page.locator(".st-key-cmp_diff .js-plotly-plot")).to_contain_text("A − B", timeout=90_000)
             page.locator(IDLE).wait_for(timeout=90_000)
             written = dict(urllib.parse.parse_qsl(urllib.parse.urlparse(page.url).query))
             assert {k: written[k] for k in LINK} == LINK
+        finally:
+            browser.close()
+
+
+def test_each_side_names_its_model_and_view_in_full_at_1366(server):
+    """Long model names and a layer's mean: each picture's title stays inside its half of the page."""
+    from playwright.sync_api import expect, sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        try:
+            page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+            page.goto(f"{server}/Compare?{urllib.parse.urlencode(LONG)}")
+            title_b = page.locator(".st-key-cmp_b .js-plotly-plot .gtitle")
+            expect(title_b).to_contain_text(f"B: {LONG['b_model']}", timeout=90_000)
+            expect(title_b).to_contain_text("Cross-attention · layer 2 · mean over heads", timeout=90_000)
+            page.locator(IDLE).wait_for(timeout=90_000)
+            overflow = page.evaluate(TITLE_OVERFLOW)
+            assert len(overflow) == 2 and max(overflow) <= 0, overflow
         finally:
             browser.close()
