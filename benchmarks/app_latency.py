@@ -1,13 +1,15 @@
-"""How fast is a step click? Two medians, on the default model with all heads shown (the grid view):
+"""How long does a step click take? Two medians, on the default model with all heads shown (the grid view):
 
 - server: one Next click under Streamlit's AppTest (script rerun + figures, no browser), median of --server-n;
 - browser: click Next in Chromium until the new step's row is drawn in the attention chart, median of
   --browser-n (Playwright against `streamlit run`).
 
-    .venv/bin/python benchmarks/app_latency.py                    # shipped en-fr (or a tiny random model)
-    .venv/bin/python benchmarks/app_latency.py --model DIR --kind decoder_self_attention
+    .venv/bin/python -m benchmarks.app_latency                    # shipped en-fr (or a tiny random model)
+    .venv/bin/python -m benchmarks.app_latency --model DIR --kind decoder_self_attention
+    .venv/bin/python -m benchmarks.app_latency --quick            # a tiny random model, 2 + 2 clicks
 
-A measurement, not a test: it prints the numbers and one JSON line.
+A measurement, not a test: it prints the numbers and one JSON line. benchmarks/run_all.py writes part 4 of
+RESULTS.md with these functions.
 """
 
 from __future__ import annotations
@@ -16,34 +18,31 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from tests.fixtures.browser import CHROMIUM, LAUNCH_ARGS, ROW_SHOWN, SOURCE_SHOWN, free_port, serve  # noqa: E402
+from benchmarks.harness import CHROMIUM, ROOT, ROW_SHOWN, SOURCE_SHOWN, launch, served, time_next_clicks
 
 SOURCE = "the black cat sat on the mat ."
 
 
-def model_env(model: str | None) -> tuple[dict[str, str], str]:
-    """Environment for the app: a named folder, else the shipped en-fr, else a tiny random checkpoint."""
+def model_env(model: str | None, tiny: bool = False) -> tuple[dict[str, str], str]:
+    """Environment for the app: a named folder, else the shipped en-fr, else (or with `tiny`) a tiny random
+    checkpoint."""
     env = dict(os.environ)
     if model:
         path = Path(model).resolve()
         env.update(LENS_MODEL_DIRS=str(path), LENS_DEFAULT_MODEL=str(path))
         return env, path.name
-    if (ROOT / "checkpoints" / "en-fr" / "config.json").is_file():
-        env.pop("LENS_DEFAULT_MODEL", None)
+    if not tiny and (ROOT / "checkpoints" / "en-fr" / "config.json").is_file():
+        env["LENS_DEFAULT_MODEL"] = "en-fr"
         return env, "en-fr"
     from tests.fixtures.checkpoints import build_tiny_checkpoint
 
     path = build_tiny_checkpoint(Path(tempfile.mkdtemp()) / "tiny-random")
     env.update(LENS_MODEL_DIRS=str(path), LENS_DEFAULT_MODEL=str(path))
-    return env, f"{path.name} (no shipped model yet)"
+    return env, f"{path.name} (random weights)"
 
 
 def server_clicks(env: dict[str, str], n: int, kind: str) -> list[float]:
@@ -75,41 +74,26 @@ def next_clicks(at, n: int) -> list[float]:
 
 
 def browser_clicks(env: dict[str, str], n: int) -> list[float]:
+    """Seconds from a Next click to the new row drawn in Chromium, n clicks on SOURCE in the page's grid."""
     from playwright.sync_api import sync_playwright
 
-    port = free_port()
-    proc = serve(env, port)
-    times = []
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+    with served(env) as (url, _), sync_playwright() as p:
+        browser = launch(p)
+        try:
             page = browser.new_page(viewport={"width": 1500, "height": 1400})
-            page.goto(f"http://127.0.0.1:{port}")
-            nxt, reset = page.locator(".st-key-next button"), page.locator(".st-key-reset button")
-            nxt.wait_for(timeout=120_000)
-            page.locator(".st-key-preset").click()
-            page.get_by_role("option", name="the black cat sat on the mat").click()
-            page.wait_for_function(SOURCE_SHOWN, arg=["blackcatsatonthemat"], timeout=120_000)
+            page.goto(url)
+            page.locator(".st-key-next button").wait_for(timeout=120_000)
+            box = page.locator(".st-key-source input, .st-key-source textarea")
+            box.fill(SOURCE)
+            box.press("Enter")
+            page.wait_for_function(SOURCE_SHOWN, arg=[SOURCE.replace(" ", "")], timeout=120_000)
             page.wait_for_function(ROW_SHOWN, arg=[0], timeout=120_000)
-            step = 1
-            while len(times) < n:
-                if nxt.is_disabled():
-                    reset.click()
-                    page.wait_for_function(ROW_SHOWN, arg=[0], timeout=60_000)
-                    step = 1
-                t0 = time.perf_counter()
-                nxt.click()
-                page.wait_for_function(ROW_SHOWN, arg=[step], timeout=60_000)
-                times.append(time.perf_counter() - t0)
-                step += 1
+            return time_next_clicks(page, n, timeout_ms=60_000).seconds
+        finally:
             browser.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-    return times
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", help="a model folder (default: checkpoints/en-fr, else a tiny random model)")
     ap.add_argument("--kind", default="cross_attention",
@@ -117,8 +101,11 @@ def main() -> None:
     ap.add_argument("--server-n", type=int, default=20)
     ap.add_argument("--browser-n", type=int, default=10)
     ap.add_argument("--no-browser", action="store_true")
-    args = ap.parse_args()
-    env, name = model_env(args.model)
+    ap.add_argument("--quick", action="store_true", help="a tiny random model, 2 clicks each: checks that it runs")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.server_n, args.browser_n = 2, 2
+    env, name = model_env(args.model, tiny=args.quick)
     server = server_clicks(env, args.server_n, args.kind)
     result = {"model": name, "kind": args.kind, "view": "all layers x heads",
               "server_click_median_s": round(statistics.median(server), 4), "server_n": len(server)}
@@ -129,7 +116,8 @@ def main() -> None:
         print(f"browser: click to rendered heatmap, median of {len(browser)}: "
               f"{result['browser_click_to_render_median_s'] * 1000:.0f} ms")
     print(json.dumps(result))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -12,8 +12,8 @@ so no preset's view hint applies): "default", the view the page opens on by itse
 the heads, one panel: explore.fast_view), and "grid", every layer x head (6 x 8 = 48 panels), asked for with
 `view=grid`. Each row records the view the page really showed.
 
-    .venv/bin/python benchmarks/big_models.py            # builds the models once into tests/fixtures' cache
-    .venv/bin/python benchmarks/big_models.py --quick    # opus-mt dimensions with a 2k vocabulary, 3 clicks
+    .venv/bin/python -m benchmarks.big_models            # builds the models once into tests/fixtures' cache
+    .venv/bin/python -m benchmarks.big_models --quick    # opus-mt dimensions with a 2k vocabulary, 3 clicks
 
 Targets (issue 17): step click <= 150 ms on the server, <= 1.5 s to render. Prints one JSON line per model, with
 a "default" and a "grid" row.
@@ -28,15 +28,21 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from benchmarks.app_latency import SOURCE, next_clicks  # noqa: E402
-from tests.fixtures.browser import CHROMIUM, LAUNCH_ARGS, ROW_SHOWN, SOURCE_SHOWN, free_port, serve  # noqa: E402
+from benchmarks.app_latency import SOURCE, next_clicks
+from benchmarks.harness import (
+    CHROMIUM,
+    ROOT,
+    ROW_SHOWN,
+    SOURCE_SHOWN,
+    WebsocketBytes,
+    app_env,
+    launch,
+    served,
+    time_next_clicks,
+)
 
 LOAD = """
 import json, sys, time
@@ -86,45 +92,23 @@ def browser_clicks(env: dict[str, str], n: int, view: str | None) -> tuple[list[
     the view that was shown (from the page's own link)."""
     from playwright.sync_api import sync_playwright
 
-    port = free_port()
-    proc = serve(env, port)
-    received = [0]
-    times, sizes = [], []
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+    with served(env) as (url, _), sync_playwright() as p:
+        browser = launch(p)
+        try:
             page = browser.new_page(viewport={"width": 1500, "height": 1400})
-            page.on("websocket", lambda ws: ws.on("framereceived", lambda data: received.__setitem__(
-                0, received[0] + len(data if isinstance(data, bytes) else data.encode()))))
-            page.goto(f"http://127.0.0.1:{port}/?{urlencode(link(view))}")
+            meter = WebsocketBytes().attach(page)
+            page.goto(f"{url}/?{urlencode(link(view))}")
             page.wait_for_function(SOURCE_SHOWN, arg=["blackcatsatonthemat"], timeout=300_000)
             page.wait_for_function(ROW_SHOWN, arg=[0], timeout=300_000)
-            nxt, reset = page.locator(".st-key-next button"), page.locator(".st-key-reset button")
-            step = 1
-            while len(times) < n:
-                if nxt.is_disabled():
-                    reset.click()
-                    page.wait_for_function(ROW_SHOWN, arg=[0], timeout=120_000)
-                    step = 1
-                page.wait_for_timeout(300)
-                before, t0 = received[0], time.perf_counter()
-                nxt.click()
-                page.wait_for_function(ROW_SHOWN, arg=[step], timeout=120_000)
-                times.append(time.perf_counter() - t0)
-                page.wait_for_timeout(300)  # frames that arrive just after the draw belong to this click
-                sizes.append(received[0] - before)
-                step += 1
+            clicks = time_next_clicks(page, n, meter=meter, settle_ms=300)
             shown = parse_qs(urlsplit(page.url).query).get("view", ["?"])[0]
+        finally:
             browser.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
-    return times, sizes, shown
+    return clicks.seconds, clicks.bytes, shown
 
 
 def measure(folder: Path, server_n: int, browser_n: int) -> dict:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
-    env.update(LENS_HF_MODELS=str(folder), LENS_DEFAULT_MODEL=folder.name)
+    env = app_env(LENS_HF_MODELS=str(folder), LENS_DEFAULT_MODEL=folder.name)
     result = {"model": folder.name, **load_figures(folder)}
     for name, view in VIEWS.items():
         server, shown = server_clicks(env, server_n, view)
@@ -138,12 +122,12 @@ def measure(folder: Path, server_n: int, browser_n: int) -> dict:
     return result
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="opus-mt dimensions, 2k vocabulary, few clicks")
     ap.add_argument("--server-n", type=int, default=15)
     ap.add_argument("--browser-n", type=int, default=8)
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     from tests.fixtures import hf_big
 
     if args.quick:
@@ -154,7 +138,8 @@ def main() -> None:
         folders = [hf_big.cached("opus-mt-sized"), hf_big.cached("t5-small-sized")]
     for folder in folders:
         print(json.dumps(measure(folder, args.server_n, args.browser_n)), flush=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -1,11 +1,12 @@
-"""Cost of contributions: a traced decode with `DecodeOptions(contributions=True)` against the same traced
+"""What do contributions cost? A traced decode with `DecodeOptions(contributions=True)` against the same traced
 decode without, as a ratio of medians, the two sides interleaved in every round (issue 14 target: <= 1.5x).
 
 Runs on the shipped models (checkpoints/) and on the tiny Hugging Face Marian (tests/fixtures/hf_tiny.py),
 on the presets' sources of each model's pair: greedy decoding (the Explore page's default) and teacher
 forcing with the reference. Prints one line per case and, last, one JSON object.
 
-    .venv/bin/python benchmarks/contrib_speed.py [--rounds 15]
+    .venv/bin/python -m benchmarks.contrib_speed [--rounds 15]
+    .venv/bin/python -m benchmarks.contrib_speed --quick     # en-fr and the tiny Marian, 2 presets, 1 round
 """
 
 from __future__ import annotations
@@ -13,17 +14,14 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import torch
 
+from benchmarks.harness import ROOT
 from model.engine import DecodeOptions, load_engine
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # tests.fixtures (the tiny Hugging Face Marian)
 
 
 def presets(pair: str) -> list[dict]:
@@ -50,12 +48,15 @@ def compare(engine, cases: list[tuple[str, str | None]], mode: str, rounds: int)
     return {"model": engine.name, "mode": mode, "plain_ms": p * 1e3, "contrib_ms": c * 1e3, "ratio": c / p}
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=15)
-    args = parser.parse_args()
+    parser.add_argument("--quick", action="store_true", help="en-fr and the tiny Marian, 2 presets, 1 round")
+    args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    engines = [load_engine(p) for p in sorted((ROOT / "checkpoints").iterdir()) if (p / "card.json").is_file()]
+    rounds, per_model = (1, 2) if args.quick else (args.rounds, 6)
+    engines = [load_engine(p) for p in sorted((ROOT / "checkpoints").iterdir()) if (p / "card.json").is_file()
+               and (not args.quick or p.name == "en-fr")]
     with tempfile.TemporaryDirectory() as tmp:
         from tests.fixtures.hf_tiny import build_marian
 
@@ -63,19 +64,20 @@ def main() -> None:
         results = []
         for engine in engines:
             pair = engine.card.get("pair", "en-fr")
-            rows = presets(pair)[:6]
+            rows = presets(pair)[:per_model]
             for mode in ("greedy", "teacher_forced"):
                 cases = [(p["source"], p.get("target") if mode == "teacher_forced" else None) for p in rows
                          if mode == "greedy" or p.get("target")]
                 if not cases:
                     continue
                 engine.trace(*cases[0], DecodeOptions(mode=mode, contributions=True))  # warm-up
-                r = compare(engine, cases, mode, args.rounds)
+                r = compare(engine, cases, mode, rounds)
                 results.append(r)
                 print(f"{r['model']:24s} {mode:15s} plain {r['plain_ms']:7.2f} ms   with contributions "
                       f"{r['contrib_ms']:7.2f} ms   ratio {r['ratio']:.2f}", flush=True)
     print(json.dumps({"worst_ratio": max(r["ratio"] for r in results), "cases": results}))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -1,4 +1,5 @@
-"""Engine speed, measured as ratios of medians with the compared sides interleaved in every round.
+"""How fast does our engine step through a sentence while recording every attention weight, against the ways it
+could do otherwise? Ratios of medians, the compared sides interleaved in every round:
 
 1. cache: step-through with the key-value cache (`decode_batch`) against recomputing the whole decoder
    prefix at every step (the encoder runs once on both sides), both recording every attention row;
@@ -9,11 +10,16 @@
 
 Models have random weights (the speed of a forward pass does not depend on what the weights are); the end
 and padding tokens get a -1e9 output bias so that greedy decoding runs exactly to the requested length.
-Run through benchmarks/run_all.py.
+benchmarks/run_all.py writes these tables as parts 1-3 of RESULTS.md; alone, this prints them:
+
+    .venv/bin/python -m benchmarks.engine_speed [--rounds 9]
+    .venv/bin/python -m benchmarks.engine_speed --quick     # tiny sizes, one round: checks that it runs
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import statistics
 import time
 from collections.abc import Callable
@@ -213,3 +219,40 @@ def bench_hf(cases: list[tuple[str, dict, int, int]], rounds: int) -> list[Row]:
         rows.append(row(f"{name}, n={n_src}, m={length}", "ours (decode_batch)", times["ours"], "HF generate",
                         times["hf"], "ratio <= 1.0", lambda r: r <= 1.0))
     return rows
+
+
+SMALL_DIMS = dict(d_model=32, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=64)
+
+
+def run(quick: bool, rounds: int) -> dict[str, list[Row]]:
+    """The three comparisons at the sizes RESULTS.md reports (quick: tiny dimensions and lengths)."""
+    if quick:
+        cache_cases = [("tiny", SMALL_DIMS, 4), ("tiny", SMALL_DIMS, 8)]
+        cases = [("tiny", SMALL_DIMS, 8, 8)]
+    else:
+        cache_cases = [("default dims", {}, 16), ("default dims", {}, 64), ("default dims", {}, 256),
+                       ("6 x 8, d_model 512", LARGE_DIMS, 256)]
+        cases = [("default dims", {}, 16, 64), ("default dims", {}, 32, 256),
+                 ("6 x 8, d_model 512", LARGE_DIMS, 32, 64)]
+    return {"cache": bench_cache(cache_cases, rounds), "capture": bench_capture(cases, rounds),
+            "hf": bench_hf(cases, rounds)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, one round: checks that it runs")
+    ap.add_argument("--rounds", type=int, default=None, help="rounds per comparison (default 9, quick 1)")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(1)
+    results = run(args.quick, args.rounds or (1 if args.quick else 9))
+    for part, rows in results.items():
+        for r in rows:
+            print(f"{part:8s} {r.case:40s} {r.a_name} {r.a_s * 1e3:9.1f} ms  {r.b_name} {r.b_s * 1e3:9.1f} ms  "
+                  f"ratio {r.ratio:.2f}  {r.target}")
+    print(json.dumps({part: [{"case": r.case, "a": r.a_name, "a_s": r.a_s, "b": r.b_name, "b_s": r.b_s,
+                              "ratio": r.ratio} for r in rows] for part, rows in results.items()}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

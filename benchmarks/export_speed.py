@@ -1,9 +1,10 @@
-"""PNG and SVG export time: each export starting its own Chromium (plotly.io.to_image with no kaleido server,
-the previous code) against app.exports.image (one kaleido browser per server process, started by the first
-export). One process, same figure: the Explore page's default view (cross-attention, all layers x heads) of
-the shipped en-fr model, step 10 of the load test's sentence.
+"""How long does a PNG or SVG export of a view take? Each export starting its own Chromium (plotly.io.to_image
+with no kaleido server, the previous code) against app.exports.image (one kaleido browser per server process,
+started by the first export). One process, same figure: the Explore page's default view (cross-attention, all
+layers x heads) of the shipped en-fr model, step 10 of the load test's sentence.
 
-    .venv/bin/python benchmarks/export_speed.py --n 5
+    .venv/bin/python -m benchmarks.export_speed --n 5
+    .venv/bin/python -m benchmarks.export_speed --quick      # one export of each kind each way
 
 Prints one JSON line: per format, the medians of the old way and of the new way after its first export, and
 the new way's first export (which starts the browser).
@@ -16,16 +17,13 @@ import json
 import statistics
 import sys
 import time
-from pathlib import Path
 
 import plotly.io as pio
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from app import exports  # noqa: E402
-from app.render import figures, views  # noqa: E402
-from model.engine import DecodeOptions, load_engine  # noqa: E402
+from app import exports
+from app.render import figures, views
+from benchmarks.harness import ROOT
+from model.engine import DecodeOptions, load_engine
 
 TEXT = "the black cat that the small dog chased sat on the mat near the bank of the river ."
 
@@ -36,10 +34,13 @@ def timed(fn, *args, **kwargs) -> tuple[float, bytes]:
     return time.perf_counter() - t0, out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=5, help="exports of each format each way")
-    args = parser.parse_args()
+    parser.add_argument("--quick", action="store_true", help="one export of each format each way")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.n = 1
     if not exports.image_export_available():
         sys.exit("no Chrome/Chromium for kaleido")
     trace = load_engine(str(ROOT / "checkpoints" / "en-fr")).trace(TEXT, options=DecodeOptions())
@@ -59,7 +60,8 @@ def main() -> None:
         result[fmt]["new_max_s"] = round(max(t for t, _ in new), 3)
         result[fmt]["bytes"] = len(new[-1][1])
     print(json.dumps({"n": args.n, **result}))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -1,4 +1,4 @@
-"""Overhead of the Hugging Face engine's traced step-through against the model's own generate.
+"""What does the Hugging Face engine's traced step-through cost over the model's own generate?
 
 Both sides decode the same source greedily for the same fixed number of new tokens, returning every
 attention weight: `HFEngine.run_generate` (one call per position through the model's cache, rows copied to
@@ -7,26 +7,24 @@ do_sample=False, min_new_tokens=N, max_new_tokens=N)`. The model is a random Mar
 (d_model 256, 3 + 3 layers, 4 heads, 8000-token vocabulary); end and pad get a -1e9 output bias in the saved
 checkpoint so neither side can stop early. Prints the median of each side and the ratio of medians.
 
-    .venv/bin/python benchmarks/hf_overhead.py [--runs 15] [--new-tokens 40] [--threads N]
+    .venv/bin/python -m benchmarks.hf_overhead [--runs 15] [--new-tokens 40] [--threads N]
+    .venv/bin/python -m benchmarks.hf_overhead --quick       # 1 run of 4 new tokens
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from model.engine import DecodeOptions  # noqa: E402
-from model.hf.engine import HFEngine  # noqa: E402
-from tests.fixtures import hf_tiny  # noqa: E402
+from model.engine import DecodeOptions
+from model.hf.engine import HFEngine
+from tests.fixtures import hf_tiny
 
 SOURCE = "the black dog barked at the cat near the river ."
 
@@ -61,12 +59,15 @@ def timed(fns: list, runs: int) -> tuple[list[float], list]:
     return [statistics.median(t) for t in times], outs
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--new-tokens", type=int, default=40)
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0: leave the default)")
-    args = parser.parse_args()
+    parser.add_argument("--quick", action="store_true", help="1 run of 4 new tokens")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.runs, args.new_tokens = 1, 4
     if args.threads:
         torch.set_num_threads(args.threads)
     n_new = args.new_tokens
@@ -98,7 +99,10 @@ def main() -> None:
             ("HFEngine.trace (run_generate + Trace with top-k steps)", t_trace)]
     for name, t in rows:
         print(f"{name:64s} {t:9.4f} {t / t_hf:6.2f}")
+    print(json.dumps({"same_tokens": same, "runs": args.runs, "new_tokens": n_new,
+                      **{name: {"median_s": t, "ratio": t / t_hf} for name, t in rows}}))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

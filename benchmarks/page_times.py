@@ -14,8 +14,9 @@
 plotly has laid it out. --tree serves another checkout (e.g. a git worktree of an earlier commit) for a side by
 side; its app runs on this venv.
 
-    .venv/bin/python benchmarks/page_times.py --n 5
-    .venv/bin/python benchmarks/page_times.py --n 5 --tree /tmp/old-worktree
+    .venv/bin/python -m benchmarks.page_times --n 5
+    .venv/bin/python -m benchmarks.page_times --quick        # each page once after its first open
+    .venv/bin/python -m benchmarks.page_times --n 5 --tree /tmp/old-worktree
 """
 
 from __future__ import annotations
@@ -24,16 +25,10 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from benchmarks.load_test import server_env, wait_healthy  # noqa: E402
-from tests.fixtures.browser import CHROMIUM, LAUNCH_ARGS, ROW_SHOWN, free_port  # noqa: E402
+from benchmarks.harness import ROOT, ROW_SHOWN, app_env, launch, served
 
 # JS: the script has finished, no spinner is left, and every chart on the page is laid out (at least `least`): a plotly
 # figure, an ECharts chart, or an SVG drawing (Alignment).
@@ -47,15 +42,6 @@ SETTLED = """([least]) => {
         : gd.getAttribute('aria-busy') === 'false' && !!gd.querySelector('svg, canvas')); }"""
 TIMEOUT = 90_000
 BROKEN = "[data-testid=stDataFrame]"  # the view's last element, its test-split table (the only table on the page)
-
-
-def start(tree: Path, port: int) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "streamlit", "run", str(tree / "app" / "streamlit_app.py"), "--server.headless",
-           "true", "--server.port", str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats",
-           "false", "--server.fileWatcherType", "none"]
-    proc = subprocess.Popen(cmd, cwd=tree, env=server_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    wait_healthy(f"http://127.0.0.1:{port}", proc)
-    return proc
 
 
 def explore(browser, url: str, reloads: int = 0) -> list[float]:
@@ -92,43 +78,40 @@ def settled_page(browser, url: str, click_text: str | None = None, shown: str | 
     return took
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=5, help="warm Explore page loads")
     parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose app is served")
     parser.add_argument("--only", choices=["explore", "broken", "alignment"], help="time this page only")
-    args = parser.parse_args()
+    parser.add_argument("--quick", action="store_true", help="each page once more after its first open")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.n = 1
     from playwright.sync_api import sync_playwright
 
-    port = free_port()
-    proc = start(args.tree.resolve(), port)
-    url = f"http://127.0.0.1:{port}"
     out: dict[str, object] = {"tree": str(args.tree)}
-    try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-            if args.only in (None, "explore"):
-                out["explore_first_s"] = round(explore(browser, url)[0], 2)
-                warm = [explore(browser, url)[0] for _ in range(args.n)]
-                out.update(explore_warm_s=round(statistics.median(warm), 2), explore_warm_max_s=round(max(warm), 2))
-                again = explore(browser, url, reloads=args.n)[1:]
-                out.update(explore_reload_s=round(statistics.median(again), 2),
-                           explore_reload_max_s=round(max(again), 2))
-            if args.only in (None, "broken"):
-                out["broken_first_s"] = round(settled_page(browser, url + "/Leakage_lab", "Broken models", BROKEN), 2)
-                out["broken_again_s"] = round(settled_page(browser, url + "/Leakage_lab", "Broken models", BROKEN), 2)
-            if args.only in (None, "alignment"):
-                out["alignment_first_s"] = round(settled_page(browser, url + "/Alignment"), 2)
-                again = [settled_page(browser, url + "/Alignment") for _ in range(args.n)]
-                out.update(alignment_again_s=round(statistics.median(again), 2),
-                           alignment_again_max_s=round(max(again), 2))
-            browser.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
+    with served(app_env(), tree=args.tree.resolve()) as (url, _), sync_playwright() as p:
+        browser = launch(p)
+        if args.only in (None, "explore"):
+            out["explore_first_s"] = round(explore(browser, url)[0], 2)
+            warm = [explore(browser, url)[0] for _ in range(args.n)]
+            out.update(explore_warm_s=round(statistics.median(warm), 2), explore_warm_max_s=round(max(warm), 2))
+            again = explore(browser, url, reloads=args.n)[1:]
+            out.update(explore_reload_s=round(statistics.median(again), 2),
+                       explore_reload_max_s=round(max(again), 2))
+        if args.only in (None, "broken"):
+            out["broken_first_s"] = round(settled_page(browser, url + "/Leakage_lab", "Broken models", BROKEN), 2)
+            out["broken_again_s"] = round(settled_page(browser, url + "/Leakage_lab", "Broken models", BROKEN), 2)
+        if args.only in (None, "alignment"):
+            out["alignment_first_s"] = round(settled_page(browser, url + "/Alignment"), 2)
+            again = [settled_page(browser, url + "/Alignment") for _ in range(args.n)]
+            out.update(alignment_again_s=round(statistics.median(again), 2),
+                       alignment_again_max_s=round(max(again), 2))
+        browser.close()
     out["load_average"] = [round(x, 1) for x in os.getloadavg()]
     print(json.dumps(out))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -1,45 +1,70 @@
-"""benchmarks/run_all.py --quick runs every benchmark at tiny sizes and writes its tables (issue 8).
+"""The benchmark suite: `python -m benchmarks.run_all --quick` runs every benchmark at tiny sizes and writes its
+tables and rows.
 
-Not a timed test: it asserts that the benchmark runs and reports, never how fast anything is (the numbers of
-a quick run mean nothing; benchmarks/RESULTS.md holds the real ones).
+Not a timed test: it asserts that each benchmark runs and reports, never how fast anything is (the numbers of a
+quick run mean nothing; benchmarks/RESULTS.md holds the real ones).
 """
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
 import pytest
 
+from benchmarks import run_all
+
 from .conftest import ROOT
 
-pytestmark = [pytest.mark.benchmark, pytest.mark.slow]
-
+# Modules of benchmarks/ that are not benchmarks: the package, the shared harness, the suite's runner and the
+# Streamlit protocol client the load test drives.
+NOT_BENCHMARKS = {"__init__", "harness", "run_all", "st_client"}
 SECTIONS = ["## 1. Step-through", "## 2. Attention capture", "## 3. Our engine against Hugging Face",
-            "## 4. A step click", "## 5. Bytes sent to the browser"]
+            "## 4. A step click", "## 5. Bytes sent to the browser", "## Every other benchmark"]
 
 
-def test_quick_run_writes_every_table(tmp_path):
+def test_every_benchmark_module_is_in_the_suite():
+    modules = {p.stem for p in (ROOT / "benchmarks").glob("*.py")} - NOT_BENCHMARKS
+    assert modules == {b.name for b in run_all.EVERY}
+    assert all(b.question.strip() for b in run_all.EVERY)
+
+
+def test_nothing_in_benchmarks_or_tests_edits_the_import_path():
+    """Benchmarks run as modules from the root and pytest puts the root on the path (pyproject.toml)."""
+    edit = re.compile("sys" + r"\.path\b")  # spelt in two pieces so that this file does not name it
+    offenders = [f"{p.relative_to(ROOT)}:{i}" for folder in ("benchmarks", "tests")
+                 for p in sorted((ROOT / folder).rglob("*.py"))
+                 for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if edit.search(line)]
+    assert offenders == []
+
+
+def test_a_quick_run_never_writes_the_committed_results():
+    with pytest.raises(SystemExit):
+        run_all.main(["--quick"])
+
+
+@pytest.mark.benchmark
+@pytest.mark.slow
+def test_quick_run_runs_every_benchmark_and_writes_its_figures(tmp_path):
     out = tmp_path / "RESULTS.md"
     committed = ROOT / "benchmarks" / "RESULTS.md"
-    before = committed.read_bytes() if committed.exists() else None
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "run_all.py"), "--quick", "--out", str(out)],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    before = committed.read_bytes()
+    proc = subprocess.run([sys.executable, "-m", "benchmarks.run_all", "--quick", "--out", str(out)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
     text = out.read_text(encoding="utf-8")
     for section in SECTIONS:
         assert section in text
     assert "torch" in text and "cores" in text and "1 thread" in text
-    table_rows = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line]
-    assert len(table_rows) >= 12  # header + data rows of the five parts
-    assert (committed.read_bytes() if committed.exists() else None) == before  # a quick run never overwrites it
-
-
-def test_train_speed_quick_reports_a_configuration():
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "train_speed.py"), "--quick", "--threads", "1"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    header, row = proc.stdout.strip().splitlines()[-2:]
-    assert header.split()[:4] == ["d_model", "d_ff", "layers", "batch"]
-    d, ff, layers, batch, params, seconds, pairs = row.split()
+    speed_rows = [line for line in text.split("## 4.")[0].splitlines() if re.match(r"\| tiny", line)]
+    assert len(speed_rows) == 4  # parts 1-3: two cache lengths, capture, Hugging Face
+    assert re.search(r"^\| random weights, tiny \| [\d.]+ ms .*\| [\d.]+ m?s \|", text, re.M)  # server and browser
+    assert "| Run to end: grid of cross-attention |" in text  # part 5 measured in Chromium
+    rows = {m[1]: m for m in re.finditer(r"^\| `(\w+)` \| .* \| `.*` \| (\d+) \| (\d+) \| `(.*)` \|$", text, re.M)}
+    assert set(rows) == {b.name for b in run_all.SUITE}
+    assert all(m[2] == "0" for m in rows.values()), {name: m[4] for name, m in rows.items() if m[2] != "0"}
+    # train_speed's last line is its one quick configuration: d_model, d_ff, layers, batch, parameters, s, pairs/s
+    d, ff, layers, batch, params, seconds, pairs = rows["train_speed"][4].split()
     assert (d, ff, layers, batch) == ("64", "128", "1", "16") and float(seconds) > 0 and float(pairs) > 0
+    assert committed.read_bytes() == before  # a quick run never overwrites RESULTS.md

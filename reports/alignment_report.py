@@ -1,6 +1,6 @@
 """Alignment quality of the shipped models on their test splits, as markdown for the note.
 
-    .venv/bin/python benchmarks/alignment_report.py [--pairs en-fr de-en] [--limit N] [--split test]
+    .venv/bin/python reports/alignment_report.py [--pairs en-fr de-en] [--limit N] [--split test]
 
 For each model: `best` chosen on the valid split (regenerated, deterministic) and scored on the test split;
 the best of each reading; `best` chosen on the first half of the test split and scored on the second; the
@@ -12,19 +12,17 @@ itself: descriptive, not held-out); and the per-head AER tables (argmax, both re
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from model.analysis.alignment import DEFAULT_METHOD, READINGS, Method, Tally, run_alignment
+from model.corpora import generate, read_tsv
+from model.engine.loader import load_engine
 
-from model.analysis.alignment import DEFAULT_METHOD, READINGS, Method, Tally, run_alignment  # noqa: E402
-from model.corpora import generate, read_tsv  # noqa: E402
-from model.engine.loader import load_engine  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _best(tally: Tally, **fixed) -> Method:

@@ -9,7 +9,7 @@ For each of `en-fr`, `en-fr-no-causal-mask`, `en-fr-no-shift` (checkpoints/):
    weight on the next position (t -> t+1) and on the copying diagonal, teacher-forced accuracy, free-running
    (greedy) exact match, and how often the greedy output writes one token >= 3 times in a row.
 
-    .venv/bin/python benchmarks/leakage_report.py [--n 200] [--probe-n 20] [--json]
+    .venv/bin/python reports/leakage_report.py [--n 200] [--probe-n 20] [--json]
 """
 
 from __future__ import annotations
@@ -22,12 +22,11 @@ from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from model.analysis.leakage import sample_report, sample_test_split
+from model.analysis.probe import probe
+from model.engine.loader import load_engine
 
-from model.analysis.leakage import sample_report, sample_test_split  # noqa: E402
-from model.analysis.probe import probe  # noqa: E402
-from model.engine.loader import load_engine  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 MODELS = ("en-fr", "en-fr-no-causal-mask", "en-fr-no-shift")
 SETTINGS = {"mask on": (True, True), "mask off": (False, True), "shift off": (True, False)}

@@ -1,7 +1,7 @@
 """AER of the shipped models read off raw, norm-weighted and rollout cross-attention (issue 14), and how the
 head ranking by ablation compares with the per-head AER.
 
-    .venv/bin/python benchmarks/aer_readings.py [--pairs en-fr de-en] [--limit N] [--heads-limit 200]
+    .venv/bin/python reports/aer_readings.py [--pairs en-fr de-en] [--limit N] [--heads-limit 200]
 
 Part 1, per pair: the whole test split (`assets/data/PAIR.test.tsv`), `union` and `argmax` extraction over the
 mean of every cross head, plain and shift-aware readings, for each of the three weights (one alignment pass per
@@ -17,19 +17,17 @@ Prints markdown.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import torch
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from model.analysis.ablation import rank_heads, teacher_forced_loss
+from model.analysis.alignment import run_alignment
+from model.analysis.alignment.methods import Method
+from model.corpora import read_tsv
+from model.engine.loader import load_engine
 
-from model.analysis.ablation import rank_heads, teacher_forced_loss  # noqa: E402
-from model.analysis.alignment import run_alignment  # noqa: E402
-from model.analysis.alignment.methods import Method  # noqa: E402
-from model.corpora import read_tsv  # noqa: E402
-from model.engine.loader import load_engine  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 WEIGHTS = (("raw", ""), ("norm", "-norm"), ("rollout", "-rollout"))
 
