@@ -1,11 +1,7 @@
 """Issue 27 in Chromium on the shipped en-fr model: the one-head picture fills its column and no two tick labels
 overlap (5-, 15- and 30-token sentences, 1366 x 768 and 1920 x 1080, normal and presenter mode); keyboard
 stepping survives clicks on toggles; a link copied from "Copy link" reproduces a reading, a forced token and a
-switched-off head in a new browser; Heads opens the clicked head on a first visit.
-
-NOT YET RUN: written in the session of issue 27 while model trainings held both cores (no Chromium allowed), so
-it is kept out of collection under this name. Run it (`pytest tests/browser/picture_checks_unrun.py`), fix what
-it finds, and rename it test_picture_browser.py."""
+switched-off head in a new browser; Heads opens the clicked head on a first visit."""
 
 from __future__ import annotations
 
@@ -23,15 +19,16 @@ server = eb.shipped_server
 SENTENCES = {5: "the cat sat .", 15: "the black cat sat on the mat near the bank of the river .",
              30: "the dog sat near the bank of the river . the black cat sat on the mat . the man found the bank . "
                  "the cat sat ."}  # 5, 15 and 29 source tokens (the end token counted)
-# JS: the one-head map's width (the union of its cells: the chart's filled paths that are neither the colour bar's
-# gradient nor a line), the width of the column it sits in, and the boxes of its tick labels (texts that start
+# JS: the one-head map's width (the union of its cells: the chart's visible filled paths that are neither the colour
+# bar's gradient nor a line), the width of the column it sits in, and the boxes of its tick labels (texts that start
 # with a position, "3 ▁chat"), visible ones only.
 MEASURE = """() => {
   const chart = document.querySelector('.st-key-attention [data-testid=stEChartsChart]');
   const column = chart.closest('[data-testid=stColumn]');
   const cells = [...chart.querySelectorAll('svg path')].filter(p => {
     const f = p.getAttribute('fill') || ''; const r = p.getBoundingClientRect();
-    return f && f !== 'none' && f !== 'transparent' && !f.startsWith('url') && r.width > 2 && r.height > 2; });
+    return f && f !== 'none' && f !== 'transparent' && !f.startsWith('url') && r.width > 2 && r.height > 2
+      && Number(p.getAttribute('fill-opacity') ?? 1) > 0; });  // not the invisible hit boxes of titles and legend
   const left = Math.min(...cells.map(c => c.getBoundingClientRect().left));
   const right = Math.max(...cells.map(c => c.getBoundingClientRect().right));
   const labels = [...chart.querySelectorAll('svg text')].filter(t => /^\\d+ /.test(t.textContent)
@@ -74,13 +71,15 @@ def test_one_head_fills_its_column_and_no_tick_labels_overlap(server, size, pres
 def test_keyboard_stepping_survives_clicks_on_toggles(server):
     with open_page(server, 1366, 768, query="/?text=the%20black%20cat%20sat%20.&step=1") as page:
         page.wait_for_function(ROW_SHOWN, arg=[0], timeout=60_000)
-        page.locator("[data-testid=stMain] [data-testid=stBaseButton-segmented_control]",
-                     has_text="Decoder").first.click()
+        page.locator(".st-key-kind button", has_text="Decoder").click()
+        page.wait_for_function("() => location.search.includes('kind=dec')", timeout=60_000)  # its rerun is done
         page.locator(IDLE).wait_for(timeout=60_000)
         page.keyboard.press("ArrowRight")
         page.wait_for_function(ROW_SHOWN, arg=[1], timeout=30_000)
         page.locator(".st-key-present label").click()  # the Present toggle keeps the focus on its checkbox
+        page.wait_for_function("() => location.search.includes('present=1')", timeout=60_000)
         page.locator(IDLE).wait_for(timeout=60_000)
+        assert page.evaluate("() => document.activeElement.getAttribute('role')") == "switch"
         page.keyboard.press("ArrowRight")
         page.wait_for_function(ROW_SHOWN, arg=[2], timeout=30_000)
         page.keyboard.press("ArrowLeft")
@@ -98,9 +97,9 @@ def test_a_copied_link_reproduces_reading_forced_token_and_heads_off(server):
         page.get_by_role("option", name="▁chien", exact=True).click()
         page.locator(".st-key-force button").click()
         page.locator(IDLE).wait_for(timeout=60_000)
-        page.locator("[data-testid=stBaseButton-segmented_control]", has_text="Rollout").first.click()
+        page.locator(".st-key-reading button", has_text="Rollout").click()
         page.locator(IDLE).wait_for(timeout=60_000)
-        page.locator(".st-key-head_off button").click()
+        page.get_by_role("button", name="Switch this head off").click()  # (its tooltip draws a hidden twin)
         page.locator(".st-key-ablation").wait_for(timeout=60_000)
         page.locator(IDLE).wait_for(timeout=60_000)
         tokens = page.locator(CHIPS).all_inner_texts()
@@ -130,9 +129,14 @@ def test_heads_opens_exactly_the_clicked_head_on_a_first_visit(server):
         browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1366, "height": 768})
-            page.goto(server + "/Heads?model=en-fr&n=25")
+            page.goto(server + "/Heads?model=en-fr&data=file")  # two pairs of your own: ranked in seconds
+            page.locator("[data-testid=stFileUploaderDropzoneInput]").set_input_files(files=[{
+                "name": "pairs.tsv", "mimeType": "text/tab-separated-values",
+                "buffer": "the cat sat .\tle chat s' assit .\nthe black dog sat .\tle chien noir s' assit .\n".encode()}])
             page.locator(".st-key-heads_rank button").click()
-            page.locator(".st-key-open_dec_3_2 button").click(timeout=120_000)
+            page.locator(".st-key-open_dec_3_2 button").wait_for(timeout=120_000)
+            page.locator(IDLE).wait_for(timeout=60_000)
+            page.locator(".st-key-open_dec_3_2 button").click()
             page.locator(".st-key-attention [data-testid=stEChartsChart]").wait_for(timeout=60_000)
             page.locator(IDLE).wait_for(timeout=60_000)
             page.wait_for_function("() => location.search.includes('view=head')", timeout=30_000)
