@@ -27,6 +27,7 @@ from model.analysis.alignment import (
 from model.cli import main
 from model.corpora import Example, read_tsv
 from tests.conftest import SOURCES, TARGETS
+from tests.fixtures.checkpoints import shipped_checkpoint
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLD = Gold(frozenset({(0, 0), (1, 1)}), frozenset({(0, 0), (1, 1), (1, 2)}))
@@ -171,17 +172,6 @@ def test_bad_method_names(bad):
 
 
 # ---- the engine path and the command ------------------------------------------------------------------------
-GOLDS = ["0-0 1-1 2?2 2-3 3-4", "0-0 1-2 2-1 3?3 3-4 4-5 5-6 6-7 7-8", "", "0-0 1-1 2-2 3-3 4-4 5-5",
-         "0-0 1-1 2?2 2-3 3-4 4?5 4-6 5-7 6-8 7-9 8-10 9-11", "0-0 1-2 2-1 3-3 4-4"]
-
-
-@pytest.fixture(scope="module")
-def small_tsv(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("align") / "small.tsv"
-    path.write_text("".join(f"{s}\t{t}\t{g}\n" for s, t, g in zip(SOURCES, TARGETS, GOLDS)), encoding="utf-8")
-    return path
-
-
 def test_align_cli_json(tiny_ckpt, small_tsv, tmp_path, capsys):
     out = tmp_path / "links.txt"
     assert main(["align", "--model", str(tiny_ckpt), "--data", str(small_tsv), "--method", "argmax-shift-L2H1",
@@ -259,9 +249,7 @@ def test_align_on_a_tiny_hugging_face_model(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("pair", ["en-fr", "de-en"])
 def test_shipped_model_aligns_within_ten_percent_aer(pair):
-    folder = ROOT / "checkpoints" / pair
-    if not (folder / "card.json").is_file():
-        pytest.skip(f"checkpoints/{pair} is not trained yet")
+    folder = shipped_checkpoint(pair)
     from model.corpora import generate
     from model.engine.loader import load_engine
 

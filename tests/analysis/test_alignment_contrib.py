@@ -11,7 +11,6 @@ from model.analysis.alignment import Method, extract, links_of, run_alignment, t
 from model.analysis.alignment.methods import weights_of
 from model.corpora import read_tsv
 from model.engine import DecodeOptions
-from tests.analysis.test_alignment import small_tsv  # noqa: F401  (fixture)
 
 
 @pytest.mark.parametrize("name, weights", [("argmax-plain-mean", "raw"), ("union-plain-mean-norm", "norm"),
@@ -29,7 +28,7 @@ def test_bad_weights_are_refused():
 
 
 @pytest.mark.parametrize("weights, key", [("norm", "norm_weighted"), ("rollout", "rollout")])
-def test_links_are_those_of_the_contribution_arrays(tiny_engine, small_tsv, weights, key):  # noqa: F811
+def test_links_are_those_of_the_contribution_arrays(tiny_engine, small_tsv, weights, key):
     rows = read_tsv(small_tsv)
     report = run_alignment(tiny_engine, rows, f"argmax-plain-mean-{weights}", progress=False)
     assert report.links

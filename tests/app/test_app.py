@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import json
 import os
 from pathlib import Path
 
@@ -12,12 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import build_tiny_checkpoint
-
-APP = Path(__file__).resolve().parents[2] / "app"
-ENTRY = str(APP / "streamlit_app.py")
-
-
-CAT = "the cat sat ."
+from tests.fixtures.apptest import CAT, ENTRY, figure, heat_shapes, panels
 
 
 @pytest.fixture(scope="module")
@@ -36,48 +29,6 @@ def app(two_models, monkeypatch) -> AppTest:
     at.session_state["source"] = CAT
     at.session_state["preset"] = "custom"
     return at.run()
-
-
-def figure(at: AppTest, key: str) -> dict:
-    """The spec of the chart with this key: a plotly figure, or an ECharts option (Explore's attention picture)."""
-    for kind in ("plotly_chart", "echarts_chart"):
-        for chart in at.get(kind):
-            if chart.proto.id.endswith(f"-{key}"):
-                return json.loads(chart.proto.spec)
-    raise AssertionError(f"no chart with key {key!r}")
-
-
-def array(value) -> np.ndarray:
-    """Plotly >= 6 writes numpy arrays as typed arrays: {"dtype", "bdata" (base64), "shape"}."""
-    if isinstance(value, dict) and "bdata" in value:
-        flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-        shape = [int(s) for s in str(value.get("shape", len(flat))).split(",")]
-        return flat.reshape(shape).astype(float)
-    return np.asarray(value, dtype=float)
-
-
-def panels(spec: dict, masked: bool = False) -> list[np.ndarray]:
-    """Every panel's weights (queries x keys, NaN where nothing is drawn) in drawing order, from a plotly figure
-    or an ECharts option; masked=True: the masked-cell overlays instead (1 where a cell is masked)."""
-    if "series" not in spec:
-        return [array(t["z"]) for t in spec["data"]
-                if t["type"] == "heatmap" and ("masked" in t.get("hovertemplate", "")) == masked]
-    out = []
-    for s in spec["series"]:
-        if s["type"] != "heatmap" or ("masked" in s["tooltip"]["formatter"]) != masked:
-            continue
-        keys, queries = spec["xAxis"][s["xAxisIndex"]]["data"], spec["yAxis"][s["yAxisIndex"]]["data"]
-        z = np.full((len(queries), len(keys)), np.nan)
-        for key, query, value in s["data"]:  # positions (or labels, as the alignment marks give them)
-            z[query if isinstance(query, int) else queries.index(query), key if isinstance(key, int)
-              else keys.index(key)] = value
-        out.append(z)
-    return out
-
-
-def heat_shapes(spec: dict) -> list[tuple[int, int]]:
-    """(rows, cols) of every weight heatmap (the masked-cell overlays are skipped)."""
-    return [z.shape for z in panels(spec)]
 
 
 def step_text(at: AppTest) -> str:
@@ -236,5 +187,7 @@ def test_unopenable_model_shows_an_error(tmp_path, monkeypatch):
 
 
 def test_export_buttons_present(app):
+    app.session_state["export_open"] = True  # the buttons are drawn only while the expander is open (issue 31)
+    app.run()
     keys = {b.key for b in app.get("download_button")}
     assert {"dl_html", "dl_csv", "dl_json", "dl_npz"} <= keys

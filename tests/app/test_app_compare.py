@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from model.analysis.compare import difference, picture
 from model.builtin.engine import BuiltinEngine
 from model.engine import DecodeOptions
-from tests.app.test_app import ENTRY, array, figure
+from tests.fixtures.apptest import ENTRY, array, figure
 from tests.fixtures.checkpoints import build_tiny_checkpoint
 
 SAME = "the cat sat ."

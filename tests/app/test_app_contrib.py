@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from app.screens.explore_analysis import K_ABLATED
 from model.engine import DecodeOptions
-from tests.app.test_app import CAT, ENTRY, array, figure, heat_shapes, panels
+from tests.fixtures.apptest import CAT, ENTRY, array, figure, heat_shapes, panels
 
 
 @pytest.fixture

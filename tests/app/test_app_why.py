@@ -11,7 +11,7 @@ from app import state
 from app.render import why
 from app.screens.explore_why import K_LENS, K_SALIENCY
 from model.engine import DecodeOptions
-from tests.app.test_app import CAT, ENTRY, array, figure
+from tests.fixtures.apptest import CAT, ENTRY, array, figure
 
 
 @pytest.fixture

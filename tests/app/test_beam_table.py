@@ -1,19 +1,27 @@
-"""The beam table (issue 15): finished hypotheses, the winner among them, are listed; once the search has
-stopped, no live continuation past the final `.` is."""
+"""The beam table (issue 15): finished hypotheses, the winner among them, are listed with their own
+log-probability; once the search has stopped, no live continuation past the final `.` is."""
 
 from __future__ import annotations
+
+import math
 
 import pytest
 
 from app.render.beams import beam_rows
 from model.engine import DecodeOptions, load_engine
-from tests.conftest import ROOT
+from tests.fixtures.checkpoints import shipped_checkpoint
+
+SOURCE = "the black cat sat on the mat ."
 
 
 @pytest.fixture(scope="module")
-def run():
-    engine = load_engine(ROOT / "checkpoints" / "en-fr")
-    trace = engine.trace("the black cat sat on the mat .", options=DecodeOptions(mode="beam", beam_size=4))
+def engine():
+    return load_engine(shipped_checkpoint("en-fr"))
+
+
+@pytest.fixture(scope="module")
+def run(engine):
+    trace = engine.trace(SOURCE, options=DecodeOptions(mode="beam", beam_size=4))
     return trace, engine.special_pieces()
 
 
@@ -22,7 +30,6 @@ def test_last_step_lists_the_finished_hypotheses_and_the_winner(run):
     rows = beam_rows(trace, len(trace.beam_steps), special)
     assert [r["state"] for r in rows] == ["finished · chosen"] + ["finished"] * (len(trace.beams) - 1)
     assert rows[0]["text"] == "le chat noir s' assit sur le tapis ."
-    assert [r["log-prob"] for r in rows] == [round(b.options["score"], 3) for b in trace.beams]
     for r in rows:  # nothing written after the end of the sentence
         pieces = r["pieces"].split()
         assert pieces[-1] == "</s>" and "</s>" not in pieces[:-1]
@@ -35,3 +42,19 @@ def test_before_the_end_the_live_beams_and_no_finished_one(run):
     assert [r["state"] for r in rows] == ["live"] * len(trace.beam_steps[2])
     assert rows[0]["text"] == "le chat noir"
     assert beam_rows(trace, 999, special) == beam_rows(trace, len(trace.beam_steps), special)
+
+
+def test_each_hypothesis_is_listed_with_the_log_probability_of_its_pieces(run, engine):
+    """The log-prob column, checked against the model itself: teacher-forced on a hypothesis's text, the sum of the
+    log-probabilities of its pieces (none of the beam search's own bookkeeping)."""
+    trace, special = run
+    rows = beam_rows(trace, len(trace.beam_steps), special)
+    assert len(rows) == 4
+    for r in rows:
+        forced = engine.trace(SOURCE, target=r["text"], options=DecodeOptions(mode="teacher_forced"))
+        assert " ".join(forced.target_tokens) == r["pieces"]
+        log_prob = sum(math.log(step.extra["target_prob"]) for step in forced.steps)
+        assert r["log-prob"] == pytest.approx(log_prob, abs=1e-3)
+        assert r["per piece"] == pytest.approx(log_prob / len(forced.steps), abs=1e-3)
+    per_piece = [r["per piece"] for r in rows]
+    assert per_piece == sorted(per_piece, reverse=True)  # ranked as the search ranks them: per piece

@@ -11,7 +11,7 @@ import pytest
 from app.render import echarts, figures, views
 from app.screens import explore_controls as ctl
 from model.engine import DecodeOptions
-from tests.app.test_app import panels
+from tests.fixtures.apptest import panels
 
 CAT = "the cat sat ."
 

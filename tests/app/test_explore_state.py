@@ -4,24 +4,18 @@ parameter's fallback, a new sentence in teacher forcing, and the preset view hin
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[2]
-ENTRY = str(ROOT / "app" / "streamlit_app.py")
-pytestmark = pytest.mark.skipif(not (ROOT / "checkpoints" / "en-fr" / "config.json").is_file(),
-                                reason="needs the shipped checkpoints/en-fr")
+from tests.fixtures.apptest import shipped_app
+from tests.fixtures.checkpoints import ROOT, shipped_checkpoint
 
 
 @pytest.fixture
 def app(monkeypatch) -> AppTest:
-    for name in ("LENS_MODEL_DIRS", "LENS_HF_MODELS"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("LENS_DEFAULT_MODEL", "en-fr")  # the shipped corpus model these checks read, not the default
-    return AppTest.from_file(ENTRY, default_timeout=60)
+    return shipped_app(monkeypatch)  # the shipped corpus model these checks read, not the app's default
 
 
 def test_new_sentence_in_teacher_forcing_drops_the_presets_reference(app):
@@ -53,7 +47,7 @@ def test_bank_preset_opens_on_the_head_where_bank_reads_river():
 
     presets = {p["id"]: p for p in json.loads((ROOT / "assets" / "presets.json").read_text())["presets"]}
     hint = presets["bank-river"]["view"]
-    trace = load_engine(ROOT / "checkpoints" / "en-fr").trace(presets["bank-river"]["source"])
+    trace = load_engine(shipped_checkpoint("en-fr")).trace(presets["bank-river"]["source"])
     toks = trace.source_tokens
     bank, river = toks.index("▁bank"), toks.index("▁river")
     w = np.asarray(trace.encoder_self_attention)[:, :, bank, river]

@@ -3,31 +3,24 @@ token, Heads -> Explore) and links that keep everything on the page (reading, fo
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from model.engine import DecodeOptions, load_engine
+from tests.fixtures.apptest import ENTRY, shipped_app
+from tests.fixtures.checkpoints import shipped_checkpoint
 
-ROOT = Path(__file__).resolve().parents[2]
-ENTRY = str(ROOT / "app" / "streamlit_app.py")
-EN_FR = ROOT / "checkpoints" / "en-fr"
-pytestmark = pytest.mark.skipif(not (EN_FR / "config.json").is_file(), reason="needs the shipped checkpoints/en-fr")
 DOG = "the dog sat ."
 
 
 @pytest.fixture(scope="module")
 def engine():
-    return load_engine(EN_FR)
+    return load_engine(shipped_checkpoint("en-fr"))
 
 
 @pytest.fixture
 def app(monkeypatch) -> AppTest:
-    for name in ("LENS_MODEL_DIRS", "LENS_HF_MODELS"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("LENS_DEFAULT_MODEL", "en-fr")  # the shipped corpus model these checks read, not the default
-    return AppTest.from_file(ENTRY, default_timeout=60)
+    return shipped_app(monkeypatch)  # the shipped corpus model these checks read, not the app's default
 
 
 def typed(app: AppTest, source: str) -> AppTest:

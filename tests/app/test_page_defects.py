@@ -11,25 +11,13 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[2]
-ENTRY = str(ROOT / "app" / "streamlit_app.py")
-pytestmark = pytest.mark.skipif(not (ROOT / "checkpoints" / "en-fr" / "config.json").is_file(),
-                                reason="needs the shipped checkpoints/en-fr")
+from tests.fixtures.apptest import ENTRY, figure, shipped_app
+from tests.fixtures.checkpoints import ROOT
 
 
 @pytest.fixture
 def app(monkeypatch) -> AppTest:
-    for name in ("LENS_MODEL_DIRS", "LENS_HF_MODELS"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("LENS_DEFAULT_MODEL", "en-fr")  # the shipped corpus model these checks read, not the default
-    return AppTest.from_file(ENTRY, default_timeout=60)
-
-
-def figure(at: AppTest, key: str) -> dict:
-    import json
-
-    chart = next(c for c in at.get("plotly_chart") if c.proto.id.endswith(f"-{key}"))
-    return json.loads(chart.proto.spec)
+    return shipped_app(monkeypatch)  # the shipped corpus model these checks read, not the app's default
 
 
 def test_step_buttons_are_named_in_words_not_by_their_icon(app):

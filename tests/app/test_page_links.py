@@ -4,22 +4,15 @@ query parameters in place and switching to the page before that page has run in 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[2]
-ENTRY = str(ROOT / "app" / "streamlit_app.py")
-pytestmark = pytest.mark.skipif(not (ROOT / "checkpoints" / "de-en" / "config.json").is_file(),
-                                reason="needs the shipped checkpoints")
+from tests.fixtures.apptest import shipped_app
 
 
 @pytest.fixture
 def app(monkeypatch) -> AppTest:
-    for name in ("LENS_MODEL_DIRS", "LENS_DEFAULT_MODEL", "LENS_HF_MODELS"):
-        monkeypatch.delenv(name, raising=False)
-    return AppTest.from_file(ENTRY, default_timeout=90).run()
+    return shipped_app(monkeypatch, default=None, timeout=90, needs=("en-fr", "de-en")).run()
 
 
 def open_link(at: AppTest, page: str, params: dict[str, str]) -> AppTest:

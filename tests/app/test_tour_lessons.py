@@ -3,25 +3,14 @@ Leakage lab names the step where the prefixes part) and the key-value cache (Exp
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-from streamlit.testing.v1 import AppTest
-
 from app.screens import tour
-
-ROOT = Path(__file__).resolve().parents[2]
-ENTRY = str(ROOT / "app" / "streamlit_app.py")
-pytestmark = pytest.mark.skipif(not (ROOT / "checkpoints" / "en-fr" / "config.json").is_file(),
-                                reason="needs the shipped checkpoints/en-fr")
+from tests.fixtures.apptest import shipped_app
 
 
 def test_the_exposure_and_cache_stops(monkeypatch):
-    for name in ("LENS_MODEL_DIRS", "LENS_DEFAULT_MODEL", "LENS_HF_MODELS"):
-        monkeypatch.delenv(name, raising=False)
     exposure = next(i for i, s in enumerate(tour.STOPS) if s.get("leakage", {}).get("leak_view") == "exposure")
     cache = next(i for i, s in enumerate(tour.STOPS) if s.get("state", {}).get("kv_open"))
-    at = AppTest.from_file(ENTRY, default_timeout=90).run()
+    at = shipped_app(monkeypatch, default=None, timeout=90, needs=("en-fr",)).run()
     at.session_state["tour_stop"] = exposure - 1
     at.run()
     at.button(key="tour_next").click().run()

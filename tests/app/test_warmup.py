@@ -3,13 +3,8 @@ switched off (LENS_WARMUP=0, as the test suite does)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from app import warmup
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.fixtures.checkpoints import shipped_checkpoint
 
 
 def test_switched_off_it_starts_nothing(monkeypatch):
@@ -18,10 +13,10 @@ def test_switched_off_it_starts_nothing(monkeypatch):
     assert warmup.start() is None
 
 
-@pytest.mark.skipif(not (ROOT / "checkpoints" / "en-fr" / "config.json").is_file(), reason="needs checkpoints/en-fr")
 def test_the_switch_off_and_leakage_steps_run_on_the_default_model(monkeypatch):
     for name in ("LENS_MODEL_DIRS", "LENS_DEFAULT_MODEL", "LENS_HF_MODELS"):
         monkeypatch.delenv(name, raising=False)
+    shipped_checkpoint(warmup.registry.default_key())
     calls = []
     real = warmup.services.get_engine
     monkeypatch.setattr(warmup.services, "get_engine", lambda key: (calls.append(key), real(key))[1])

@@ -144,7 +144,7 @@ def test_switch_a_head_off_on_an_hf_model(hf, configure):
     from app.screens.explore_analysis import K_ABLATED
     from model.engine import DecodeOptions
     from model.engine.loader import load_engine
-    from tests.app.test_app import array, figure
+    from tests.fixtures.apptest import array, figure
 
     folder = hf["marian"]
     configure(LENS_HF_MODELS=str(folder), LENS_DEFAULT_MODEL=folder.name)

@@ -79,7 +79,7 @@ def test_norm_weighted_is_nonnegative_and_equals_the_weights_when_norms_are_equa
 
 
 @pytest.mark.parametrize("mode", ["greedy", "teacher_forced"])
-def test_contributions_of_a_run(tiny_engine, mode):
+def test_contributions_of_a_run_are_row_distributions_with_no_future_and_a_bounded_share(tiny_engine, mode):
     trace = tiny_engine.trace(SOURCES[2], TARGETS[2] if mode == "teacher_forced" else None,
                               DecodeOptions(mode=mode, contributions=True, max_len=10))
     c = trace.contributions
@@ -92,6 +92,54 @@ def test_contributions_of_a_run(tiny_engine, mode):
         assert (c[group]["decoder_self_attention"][..., future] == 0).all()  # causal: no future contribution
     assert c["source_share"].shape == (m,)
     assert ((c["source_share"] >= 0) & (c["source_share"] <= 1)).all()
+
+
+def _reference_norm_weighted(engine, trace) -> dict[str, np.ndarray]:
+    """Norm-weighted attention by the plain formula, from the model's weights: alpha_ij ||v_j W_O^h|| with rows
+    renormalised, where v_j is the value vector the model computed for key j (captured by forward hooks on the
+    value projections in one uncached pass, in this test only) and W_O^h head h's columns of the output
+    projection. Nothing of the engine's own contribution code is used."""
+    model = engine.model
+    attentions = {"encoder_self_attention": [la.self_attn for la in model.encoder],
+                  "decoder_self_attention": [la.self_attn for la in model.decoder],
+                  "cross_attention": [la.cross_attn for la in model.decoder]}
+    values, hooks = {}, []
+    for kind, modules in attentions.items():
+        for i, attn in enumerate(modules):
+            hooks.append(attn.w_v.register_forward_hook(
+                lambda _m, _i, out, key=(kind, i): values.__setitem__(key, out[0].detach().double())))
+    src = torch.tensor([engine.encode_source(trace.options["normalised_source"])[0]])
+    dec = torch.tensor([[engine.piece_to_id(p) for p in trace.decoder_input_tokens]])
+    try:
+        with torch.no_grad():
+            enc = model.encode(src, torch.ones_like(src, dtype=torch.bool))
+            model.decode(dec, enc, decoder_self_mask(torch.ones_like(dec, dtype=torch.bool), True))
+    finally:
+        for hook in hooks:
+            hook.remove()
+    h = engine.n_heads
+    out = {}
+    for kind, modules in attentions.items():
+        layers = []
+        for i, attn in enumerate(modules):
+            v, w_o = values[(kind, i)], attn.w_o.weight.detach().double()  # (keys, d_model), (d_model, d_model)
+            d_k = v.shape[-1] // h
+            norms = torch.stack([(v[:, j * d_k:(j + 1) * d_k] @ w_o[:, j * d_k:(j + 1) * d_k].T).norm(dim=-1)
+                                 for j in range(h)]).numpy()  # (h, keys)
+            weighted = getattr(trace, kind)[i].astype(np.float64) * norms[:, None, :]
+            layers.append(weighted / weighted.sum(-1, keepdims=True))
+        out[kind] = np.stack(layers)
+    return out
+
+
+@pytest.mark.parametrize("mode", ["greedy", "teacher_forced"])
+def test_norm_weighted_equals_the_plain_formula_from_the_weights(tiny_engine, mode):
+    trace = tiny_engine.trace(SOURCES[2], TARGETS[2] if mode == "teacher_forced" else None,
+                              DecodeOptions(mode=mode, contributions=True, max_len=10))
+    for kind, expected in _reference_norm_weighted(tiny_engine, trace).items():
+        got = trace.contributions["norm_weighted"][kind]
+        assert got.shape == expected.shape
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-5, err_msg=kind)
 
 
 def test_source_share_bounds_in_constructed_cases():
