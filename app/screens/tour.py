@@ -9,6 +9,32 @@ import streamlit as st
 from app.screens import explore_url as url
 
 K_TOUR = "tour_stop"
+K_MOVED = "tour_moves"  # how many times a tour button was pressed in this session
+# The stop's box stays at the top of the screen (sticky, under Streamlit's header) while the page scrolls, and on
+# Explore each Back / Next scrolls the page once, when its run is over, so that the picture sits just under the
+# box: at 1366 x 768 the inputs, step bar and view pickers above it left most of the map below the fold (the
+# causal-mask stop, with its reference row, the most). Streamlit has no scroll call: a script of the page's own.
+STYLE = """<style>[data-testid=stLayoutWrapper]:has(> .st-key-tour) {position: sticky; top: 3.75rem; z-index: 99;}
+.st-key-tour_js, [data-testid=stLayoutWrapper]:has(> .st-key-tour_js) {display: none;}</style>"""
+SCROLL_JS = """<script>(() => {
+const doc = window.parent.document, win = window.parent, move = %s, scroll = %s;
+const app = () => doc.querySelector('[data-testid=stApp]');
+const began = Date.now();
+const timer = setInterval(() => {
+  const box = doc.querySelector('.st-key-tour'), chart = doc.querySelector('.st-key-attention');
+  if (Date.now() - began > 20000) clearInterval(timer);
+  if (!app() || app().getAttribute('data-test-script-state') !== 'notRunning' || !box) return;
+  clearInterval(timer);
+  box.style.background = getComputedStyle(app()).backgroundColor;  // opaque over what scrolls under it
+  if (!scroll || !chart || win.lensTourMove === move) return;  // once per press, not on every rerun
+  win.lensTourMove = move;
+  const main = doc.querySelector('[data-testid=stMain]');
+  const under = main.getBoundingClientRect().top + parseFloat(getComputedStyle(box.parentElement).top || '0')
+    + box.offsetHeight + 8;
+  const by = chart.getBoundingClientRect().top - under;
+  if (Math.abs(by) > 4) main.scrollBy({top: by, behavior: 'instant'});
+}, 100);
+})();</script>"""
 LEAKAGE_PAGE, EXPLORE_PAGE = "screens/leakage_lab.py", "screens/explore.py"
 STOPS = [
     {"title": "Which word resolves 'bank'?",
@@ -57,6 +83,7 @@ STOPS = [
 def go(i: int) -> None:
     """Open stop i (callbacks only: they run before the page is drawn)."""
     st.session_state[K_TOUR] = i
+    st.session_state[K_MOVED] = st.session_state.get(K_MOVED, 0) + 1  # the page scrolls to the picture once
     stop = STOPS[i]
     if "params" in stop:
         st.session_state[url.K_NOTICES] = url.apply(stop["params"])
@@ -90,3 +117,5 @@ def panel(page: str = EXPLORE_PAGE) -> None:
     cols[2].button(":material/arrow_forward:", key="tour_next", on_click=go, args=(i + 1,),
                    disabled=i == len(STOPS) - 1, width="stretch")
     cols[3].button(":material/close:", key="tour_end", on_click=leave, width="stretch")
+    script = SCROLL_JS % (int(st.session_state.get(K_MOVED, 0)), "true" if page == EXPLORE_PAGE else "false")
+    st.container(key="tour_js").html(STYLE + script, unsafe_allow_javascript=True)

@@ -146,3 +146,30 @@ def test_heads_opens_exactly_the_clicked_head_on_a_first_visit(server):
             assert "layer 3 · head 2" in label, label
         finally:
             browser.close()
+
+
+# JS: where the tour's box and the one-head map's cells are on the screen (viewport px).
+TOUR_SEEN = """() => { const box = document.querySelector('.st-key-tour').getBoundingClientRect();
+  const chart = document.querySelector('.st-key-attention [data-testid=stEChartsChart]');
+  const cells = [...chart.querySelectorAll('svg path')].filter(p => (p.getAttribute('fill') || '').startsWith('rgb(')
+    && Number(p.getAttribute('fill-opacity') ?? 1) > 0 && p.getBoundingClientRect().width > 2)
+    .map(p => p.getBoundingClientRect());
+  return {box_top: box.top, box_bottom: box.bottom, top: Math.min(...cells.map(c => c.top)),
+          bottom: Math.max(...cells.map(c => c.bottom)), height: innerHeight}; }"""
+
+
+def test_each_tour_stop_on_explore_shows_its_picture_with_its_text_at_1366(server):
+    """Stop 4 (the causal mask, teacher forcing: one more input row) drew its map mostly below the fold."""
+    with open_page(server, 1366, 768) as page:
+        page.locator(IDLE).wait_for(timeout=60_000)
+        page.locator(".st-key-tour_start button").click()
+        for stop in range(1, 5):
+            page.get_by_text(f"Tour {stop}/").wait_for(timeout=60_000)
+            page.locator(IDLE).wait_for(timeout=60_000)
+            page.wait_for_timeout(500)  # the scroll runs once the page is idle
+            seen = page.evaluate(TOUR_SEEN)
+            print(stop, seen)
+            assert 0 <= seen["box_top"] and seen["box_bottom"] <= seen["top"], (stop, seen)  # text above, not over
+            assert seen["bottom"] <= seen["height"], (stop, seen)  # every row of the map on the screen
+            if stop < 4:
+                page.locator(".st-key-tour_next button").click()
