@@ -15,17 +15,12 @@ import sys
 import threading
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-for p in (ROOT / "benchmarks", ROOT / "deploy"):
-    if str(p) not in sys.path:
-        sys.path.insert(0, str(p))
-
-import load_test  # noqa: E402
-import serve  # noqa: E402
+from benchmarks import load_test
+from benchmarks.harness import ROOT, app_env, free_port
+from deploy import serve
 
 NO_NGINX = ("nginx is not installed and could not be: .ci/run and ./run.sh serve install Debian's nginx when run "
             "as root (apt-get install -y nginx)")
@@ -41,9 +36,9 @@ REPLICA_LINE = re.compile(r"replica (\d+) (127\.0\.0\.1:\d+) pid (\d+)")
 
 @pytest.fixture(scope="module")
 def cluster():
-    port = load_test.free_port()
+    port = free_port()
     proc = subprocess.Popen([sys.executable, str(ROOT / "deploy" / "serve.py"), "--replicas", "2", "--address",
-                             "127.0.0.1", "--port", str(port)], cwd=ROOT, env=load_test.server_env(),
+                             "127.0.0.1", "--port", str(port)], cwd=ROOT, env=app_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     replicas: dict[str, int] = {}
     deadline = time.monotonic() + 240

@@ -1,6 +1,6 @@
 """The shipped models (and tiny Hugging Face models) compute, on every preset, the traces stored in
 tests/fixtures/golden/: tokens and ids equal, probabilities and attention arrays equal up to float32 rounding.
-Regenerate with tests/fixtures/make_golden.py.
+Regenerate with `.venv/bin/python -m tests.fixtures.make_golden`.
 
 Not bit-identical: the same float32 kernels give results that differ in the last bits on another CPU (the
 stored traces were written on one machine; a second machine of the same size differed by ~1e-8, 2026-12-02),
