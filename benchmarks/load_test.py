@@ -26,11 +26,12 @@ With --url, pass the server's pid(s) with --server-pid to get CPU and RSS.
 
     .venv/bin/python -m benchmarks.load_test --sessions 30 --browsers 1 --rounds 10 --seconds 60 --think 4
     .venv/bin/python -m benchmarks.load_test --url http://127.0.0.1:8501 --server-pid P1 --server-pid P2 ...
-    .venv/bin/python -m benchmarks.load_test --cost BEFORE_TREE          # CPU and messages per click, two trees
+    .venv/bin/python -m benchmarks.load_test --cost BEFORE_TREE [AFTER_TREE]   # CPU and messages per click
 
-`--cost TREE`: what one Next click costs, this tree's app against TREE's (e.g. a git worktree of an earlier
-commit), alternating fresh servers `--cost-rounds` times: one session at a time clicks `--cost-clicks` times;
-server CPU per click, messages, blocks, elements and bytes per click.
+`--cost BEFORE [AFTER]`: what one Next click costs, BEFORE's app (e.g. a git worktree of an earlier commit)
+against AFTER's (default: this tree), alternating fresh servers `--cost-rounds` times; in each, two sessions
+take turns clicking `--cost-clicks` times each, one click at a time: server CPU, messages, blocks and bytes per
+click (medians over the rounds).
 
 Progress goes to stderr, details on stdout; the LAST line is one JSON object (keys: see `summarise`).
 """
@@ -39,12 +40,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
 import re
 import statistics
+import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -376,6 +380,54 @@ def run(sessions: int = 10, browsers: int = 0, rounds: int = 5, gap: float = 1.0
     return {"summary": summary, "details": details}
 
 
+@contextlib.contextmanager
+def cluster(replicas: int, server_args: list[str] = ()):
+    """`./run.sh serve --replicas K` (deploy/serve.py: K replicas behind nginx, sticky sessions) on a free port
+    of 127.0.0.1; yields (its URL, the replicas' pids). Stopped (SIGTERM: nginx, then every replica) after."""
+    port = free_port()
+    cmd = ["./run.sh", "serve", "--replicas", str(replicas), "--address", "127.0.0.1", "--port", str(port)]
+    proc = subprocess.Popen([*cmd, "--", *server_args] if server_args else cmd, cwd=ROOT, env=server_env(),
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    pids = []
+    try:
+        deadline = time.monotonic() + 240
+        for line in proc.stdout:
+            if m := re.match(r"replica \d+ \S+ pid (\d+)", line):
+                pids.append(int(m[1]))
+            if line.startswith("serving on") or time.monotonic() > deadline:
+                break
+        if len(pids) != replicas or proc.poll() is not None:
+            raise RuntimeError(f"./run.sh serve did not come up ({len(pids)} replicas)")
+        threading.Thread(target=proc.stdout.read, daemon=True).start()  # keep its pipe drained
+        yield f"http://127.0.0.1:{port}", pids
+    finally:
+        stop(proc, timeout=60)
+
+
+def sweep(classes: list[int], replicas: int, browsers: int, **kw) -> dict:
+    """One fresh server (or `./run.sh serve --replicas K` cluster when replicas > 0) per class size N (N - browsers
+    protocol sessions and `browsers` Chromium pages); the largest N whose burst still drew within 1 s at p95 in the
+    browser, with no error."""
+    rows = []
+    for n in classes:
+        if replicas:
+            with cluster(replicas, kw.get("server_args", ())) as (url, pids):
+                got = run(n - browsers, browsers, url=url, pids=pids, **kw)
+        else:
+            got = run(n - browsers, browsers, **kw)
+        row = {"class": n, "replicas": replicas or None, **got["summary"]}
+        print(json.dumps(got["details"]))
+        print(json.dumps(row), flush=True)
+        rows.append(row)
+    fits = [r["class"] for r in rows if r["errors"] == 0 and r["burst_browser_p95_ms"] is not None
+            and r["burst_browser_p95_ms"] <= 1000]
+    return {"replicas": replicas or None, "classes": classes,
+            "largest_class_burst_p95_within_1s": max(fits, default=None),
+            "burst_browser_p95_ms": {r["class"]: r["burst_browser_p95_ms"] for r in rows},
+            "random_browser_p95_ms": {r["class"]: r["random_browser_p95_ms"] for r in rows},
+            "random_p95_ms": {r["class"]: r["random_p95_ms"] for r in rows}}
+
+
 # ---- what a click costs: two trees side by side -------------------------------------------------------------
 async def cost_clicks(url: str, sessions: int, clicks: int, pid: int, text: str | None) -> dict:
     """`sessions` sessions, each in turn clicking Next `clicks` times, one click at a time (no queueing)."""
@@ -431,14 +483,33 @@ def main() -> None:
     parser.add_argument("--server-pid", type=int, action="append", default=[], help="with --url: pid(s) to measure")
     parser.add_argument("--server-arg", action="append", default=[], help="an option for `streamlit run`")
     parser.add_argument("--model", help="a checkpoint folder to serve (default: the shipped models)")
-    parser.add_argument("--cost", type=Path, metavar="TREE", help="per-click cost of TREE's app against this one")
+    parser.add_argument("--quick", action="store_true", help="a tiny run: 3 sessions, no browser, 2 rounds, 3 s")
+    parser.add_argument("--sweep", help="class sizes, e.g. 10,20,30: one fresh server per size (sessions + browsers)")
+    parser.add_argument("--replicas", type=int, default=0,
+                        help="serve with `./run.sh serve --replicas K` (nginx, sticky sessions) instead of one server")
+    parser.add_argument("--cost", type=Path, nargs="+", metavar="TREE",
+                        help="per-click cost of the first TREE's app against the second's (default: this tree)")
     parser.add_argument("--cost-rounds", type=int, default=3)
     parser.add_argument("--cost-clicks", type=int, default=20, help="clicks per session per round")
     args = parser.parse_args()
+    if args.quick:
+        args.sessions, args.browsers, args.rounds, args.gap, args.seconds, args.think = 3, 0, 2, 0.2, 3, 0.5
     if args.cost:
-        medians = cost([args.cost.resolve(), ROOT], args.cost_rounds, 2, args.cost_clicks, args.text or None)
-        print(json.dumps({"before": medians[str(args.cost.resolve())], "after": medians[str(ROOT)],
-                          "before_tree": str(args.cost.resolve()), "after_tree": str(ROOT)}))
+        before, after = args.cost[0].resolve(), (args.cost[1:] or [ROOT])[0].resolve()
+        medians = cost([before, after], args.cost_rounds, 2, args.cost_clicks, args.text or None)
+        print(json.dumps({"before": medians[str(before)], "after": medians[str(after)], "before_tree": str(before),
+                          "after_tree": str(after)}))
+        return
+    kw = {"rounds": args.rounds, "gap": args.gap, "seconds": args.seconds, "think": args.think,
+          "text": args.text or None, "server_args": args.server_arg, "seed": args.seed}
+    if args.sweep:
+        print(json.dumps(sweep([int(n) for n in args.sweep.split(",")], args.replicas, args.browsers, **kw)))
+        return
+    if args.replicas:
+        with cluster(args.replicas, args.server_arg) as (url, pids):
+            report = run(args.sessions, args.browsers, url=url, pids=pids, **kw)
+        print(json.dumps(report["details"]))
+        print(json.dumps(report["summary"]))
         return
     report = run(args.sessions, args.browsers, args.rounds, args.gap, args.seconds, args.think, args.text or None,
                  args.url, args.server_pid, args.server_arg, args.model, args.seed)

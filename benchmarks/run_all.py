@@ -69,9 +69,9 @@ SUITE = (
     Benchmark("page_times", "How long does a student wait for Explore, Broken models and Alignment to draw?"),
     Benchmark("first_costs", "What does a fresh server's first export, head switch and Leakage lab cost, with "
               "and without the warm-up?", quick=("--rounds", "1", "--idle", "1")),
-    Benchmark("load_test", "How many sessions stepping at once does one server hold (Streamlit's protocol)?",
-              quick=("--sessions", "2", "--steps", "2", "--interval", "0.5"),
-              full=("--sessions", "30", "--steps", "20", "--interval", "2")),
+    Benchmark("load_test", "What does a class feel like on one server: all clicking Next at once, and at random "
+              "times (Streamlit's protocol, Chromium pages beside)?",
+              full=("--sessions", "28", "--browsers", "2", "--rounds", "10", "--seconds", "60", "--think", "4")),
     Benchmark("browser_load_test", "What does one real page feel like while other Chromium pages step?",
               quick=("--sessions", "2", "--steps", "2")),
     Benchmark("train_speed", "How fast do the candidate everyday-model sizes train on real batches?",

@@ -46,6 +46,7 @@ HEIGHT, PRESENT_HEIGHT, GRID_HEIGHT = 280, 400, 700
 # ECharts lays the picture out for it, in % of the chart's width, so a wider screen widens it (app/render/echarts)
 COLUMN_WIDTH, PRESENT_WIDTH = 680, 900
 K_PICTURE, K_NOTE = "present_picture", "preset_note"
+K_SHARE_OPEN = "share_open"  # the Copy link popover is open
 K_PRESET_SEEN = url.K_PRESET_SEEN
 
 
@@ -226,7 +227,8 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
             if not present:  # why this token: logit lens, gradient saliency (issue 30)
                 why.why_panel(model_key, source, target, options, shown, step)
     with right:
-        share = st.popover(":material/link: Copy link", width="stretch")
+        # drawn only when opened (key + on_change): a step click sends the button, not the link in it
+        share = st.popover(":material/link: Copy link", width="stretch", key=K_SHARE_OPEN, on_change="rerun")
         panels.step_panel(engine, shown, step, teacher, forced, present)
         if not present:
             panels.topk_panel(shown, step, teacher)
@@ -238,9 +240,9 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
     if options.mode == "beam" and not present:
         panels.beam_panel(trace, step, engine.special_pieces())
     link = url.write(url.current(model_key, source, target, options.mode, step, kind, view, layer, head))
-    with share:
-        st.caption("This page as a link (model, sentence, mode, step, view, reading, forced tokens, heads off):")
-        st.code(link, language=None, wrap_lines=True)
+    if share.open:
+        share.caption("This page as a link (model, sentence, mode, step, view, reading, forced tokens, heads off):")
+        share.code(link, language=None, wrap_lines=True)
     if fig is not None and not present:
         panels.export_panel(shown, fig, exports.file_stem(model_key, shown, step, kind),  # names, title: E-LAB
                             exports.file_stem(model_key, shown, step),

@@ -131,29 +131,34 @@ def beam_panel(trace, step: int, special: frozenset[str] = frozenset()) -> None:
                "Each has its own attention, chosen with 'Hypothesis' above.")
 
 
+K_EXPORT_OPEN = "export_open"  # the export expander is open (its buttons are drawn only then)
+
+
 def export_panel(trace, fig, name: str, run_name: str, title: str = "") -> None:
-    """name: the picture's file name, run_name: the run's (app.exports.file_stem); title: the picture's."""
-    with st.expander("Export this run"):
-        cols = st.columns(6)
+    """name: the picture's file name, run_name: the run's (app.exports.file_stem); title: the picture's.
+    The buttons are drawn only while the expander is open: a step click then sends one element here, not 14."""
+    box = st.expander("Export this run", key=K_EXPORT_OPEN, on_change="rerun")
+    if not box.open:
+        return
+    with box:
+        row = st.container(horizontal=True, gap="small")
         if exports.image_export_available():
-            cols[0].download_button("PNG (this view)", lambda: exports.image(fig, "png", title=title), f"{name}.png",
-                                    "image/png", key="dl_png", on_click="ignore")
-            cols[1].download_button("SVG (this view)", lambda: exports.image(fig, "svg", title=title), f"{name}.svg",
-                                    "image/svg+xml", key="dl_svg", on_click="ignore")
+            row.download_button("PNG (this view)", lambda: exports.image(fig, "png", title=title), f"{name}.png",
+                                "image/png", key="dl_png", on_click="ignore")
+            row.download_button("SVG (this view)", lambda: exports.image(fig, "svg", title=title), f"{name}.svg",
+                                "image/svg+xml", key="dl_svg", on_click="ignore")
         else:
-            cols[0].info("PNG/SVG need Chrome or Chromium on the server; use the download button above a chart.")
-        cols[2].download_button("HTML report", lambda: exports.html_report(trace), f"{run_name}.html", "text/html",
-                                key="dl_html", on_click="ignore")
-        cols[3].download_button("CSV (long)", lambda: exports.csv_bytes(trace), f"{run_name}.csv", "text/csv",
-                                key="dl_csv", on_click="ignore")
-        cols[4].download_button("Trace JSON", lambda: exports.json_bytes(trace), f"{run_name}.json",
-                                "application/json", key="dl_json", on_click="ignore")
-        cols[5].download_button("Trace NPZ", lambda: exports.npz_bytes(trace), f"{run_name}.npz",
-                                "application/octet-stream", key="dl_npz", on_click="ignore")
+            row.info("PNG/SVG need Chrome or Chromium on the server; use the download button above a chart.")
+        row.download_button("HTML report", lambda: exports.html_report(trace), f"{run_name}.html", "text/html",
+                            key="dl_html", on_click="ignore")
+        row.download_button("CSV (long)", lambda: exports.csv_bytes(trace), f"{run_name}.csv", "text/csv",
+                            key="dl_csv", on_click="ignore")
+        row.download_button("Trace JSON", lambda: exports.json_bytes(trace), f"{run_name}.json",
+                            "application/json", key="dl_json", on_click="ignore")
+        row.download_button("Trace NPZ", lambda: exports.npz_bytes(trace), f"{run_name}.npz",
+                            "application/octet-stream", key="dl_npz", on_click="ignore")
         st.caption("The HTML report holds every step and every attention map and opens offline; the CSV has one "
                    "row per weight (kind, layer, head, query, key, weight).")
-
-
 
 
 # ---- teacher forcing's reference --------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ def app(folder, monkeypatch) -> AppTest:
     at = AppTest.from_file(ENTRY, default_timeout=60)
     at.session_state["source"] = CAT
     at.session_state["preset"] = "custom"
+    at.session_state["kv_open"] = True  # the panel is drawn only while open (issue 31)
     return at.run()
 
 
