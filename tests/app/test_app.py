@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
@@ -10,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import build_tiny_checkpoint
-from tests.fixtures.apptest import CAT, ENTRY, figure, heat_shapes, panels
+from tests.fixtures.apptest import CAT, ENTRY, explore_on, figure, heat_shapes, panels
 
 
 @pytest.fixture(scope="module")
@@ -23,12 +22,7 @@ def two_models(tmp_path_factory) -> tuple[Path, Path]:
 
 @pytest.fixture
 def app(two_models, monkeypatch) -> AppTest:
-    monkeypatch.setenv("LENS_MODEL_DIRS", os.pathsep.join(str(p) for p in two_models))
-    monkeypatch.setenv("LENS_DEFAULT_MODEL", "tiny-a")
-    at = AppTest.from_file(ENTRY, default_timeout=60)
-    at.session_state["source"] = CAT
-    at.session_state["preset"] = "custom"
-    return at.run()
+    return explore_on(monkeypatch, list(two_models), "tiny-a")
 
 
 def step_text(at: AppTest) -> str:

@@ -8,18 +8,13 @@ from streamlit.testing.v1 import AppTest
 
 from app.screens.explore_analysis import K_ABLATED
 from model.engine import DecodeOptions
-from tests.fixtures.apptest import CAT, ENTRY, array, figure, heat_shapes, panels
+from tests.fixtures.apptest import CAT, array, explore_on, figure, heat_shapes, panels
 
 
 @pytest.fixture
 def app(tiny_ckpt, monkeypatch) -> AppTest:
     """Explore on the tiny checkpoint (the tiny_engine fixture's), with CAT typed in."""
-    monkeypatch.setenv("LENS_MODEL_DIRS", str(tiny_ckpt))
-    monkeypatch.setenv("LENS_DEFAULT_MODEL", tiny_ckpt.name)
-    at = AppTest.from_file(ENTRY, default_timeout=60)
-    at.session_state["source"] = CAT
-    at.session_state["preset"] = "custom"
-    return at.run()
+    return explore_on(monkeypatch, [tiny_ckpt], tiny_ckpt.name)
 
 
 def weights_of(spec: dict) -> list[np.ndarray]:

@@ -11,17 +11,13 @@ from app import state
 from app.render import why
 from app.screens.explore_why import K_LENS, K_SALIENCY
 from model.engine import DecodeOptions
-from tests.fixtures.apptest import CAT, ENTRY, array, figure
+from tests.fixtures.apptest import CAT, array, explore_on, figure
 
 
 @pytest.fixture
 def app(tiny_ckpt, monkeypatch) -> AppTest:
-    monkeypatch.setenv("LENS_MODEL_DIRS", str(tiny_ckpt))
-    monkeypatch.setenv("LENS_DEFAULT_MODEL", tiny_ckpt.name)
-    at = AppTest.from_file(ENTRY, default_timeout=90)
-    at.session_state["source"] = CAT
-    at.session_state["preset"] = "custom"
-    return at.run()
+    """Explore on the tiny checkpoint (the tiny_engine fixture's), with CAT typed in."""
+    return explore_on(monkeypatch, [tiny_ckpt], tiny_ckpt.name, timeout=90)
 
 
 def test_lens_and_saliency_at_the_step(app, tiny_engine):
