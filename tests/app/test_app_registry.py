@@ -36,6 +36,13 @@ def test_shipped_entries_only_list_existing_folders(tmp_path):
     assert [e.key for e in registry.shipped_entries(tmp_path)] == ["en-fr", "de-en"]
 
 
+def test_every_shipped_checkpoint_folder_is_offered():
+    """A model folder under checkpoints/ with a card (a finished training) has a label: the page offers it."""
+    folders = sorted(p.name for p in registry.CHECKPOINTS.iterdir() if (p / "card.json").is_file())
+    assert [f for f in folders if f not in registry.SHIPPED_LABELS] == []
+    assert {e.key for e in registry.shipped_entries()} >= set(folders)
+
+
 def test_repeated_names_get_distinct_keys(tmp_path, monkeypatch):
     monkeypatch.setattr(registry, "SOURCES", [registry.operator_entries])
     monkeypatch.setenv(registry.ENV_DIRS, os.pathsep.join([str(tmp_path / "x" / "m"), str(tmp_path / "y" / "m")]))

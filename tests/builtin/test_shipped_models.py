@@ -57,10 +57,33 @@ def test_broken_models_look_perfect_in_teacher_forcing_and_fail_free_running(nam
     assert c["test_metrics"]["exact_match"] <= 0.05
 
 
-@pytest.mark.parametrize("name", ["en-fr", "en-fr-no-causal-mask", "en-fr-no-shift", "de-en"])
+@pytest.mark.parametrize("name", ["en-fr", "en-fr-no-causal-mask", "en-fr-no-shift", "en-fr-no-scaling", "de-en"])
 def test_every_shipped_model_is_deep_enough_to_see_heads_differ_and_small(name):
     card(name)
     cfg = json.loads((CKPT / name / "config.json").read_text())
     assert cfg["n_encoder_layers"] >= 3 and cfg["n_decoder_layers"] >= 3 and cfg["n_heads"] >= 4
     size = sum(p.stat().st_size for p in (CKPT / name).iterdir())
     assert size < 8 * 2**20
+
+
+def test_the_no_scaling_model_runs_unscaled_and_its_attention_is_near_one_hot():
+    """Trained without 1/sqrt(d_k) (issue 29): it still translates the references' examples, but every kind of
+    attention is far peakier than the healthy model's (measured on the first 100 test pairs, 2026-12-04: mean row
+    entropy 0.08 / 0.02 / 0.17 nats encoder / decoder / cross against 1.74 / 0.83 / 0.90)."""
+    from model.analysis.bug_meters import sharpness
+
+    c = card("en-fr-no-scaling")
+    card("en-fr")
+    assert c["variant"] == "no-scaling" and c["trained_causal"] and c["trained_shift"]
+    assert json.loads((CKPT / "en-fr-no-scaling" / "config.json").read_text())["scaled"] is False
+    assert c["test_metrics"]["n"] == 1000 and "chrf" in c["test_metrics"]
+    healthy, unscaled = BuiltinEngine.load(CKPT / "en-fr"), BuiltinEngine.load(CKPT / "en-fr-no-scaling")
+    for source, expected in EXAMPLES["en-fr"]:
+        trace = unscaled.trace(source, options=DecodeOptions())
+        assert unscaled.detokenize([s.id for s in trace.steps]) == expected, source
+    for source, target in EXAMPLES["en-fr"]:
+        a = sharpness(healthy.trace(source, target=target, options=DecodeOptions(mode="teacher_forced")))
+        b = sharpness(unscaled.trace(source, target=target, options=DecodeOptions(mode="teacher_forced")))
+        for kind in a.entropy:
+            assert b.entropy[kind] < 0.5 * a.entropy[kind], (source, kind, a.entropy[kind], b.entropy[kind])
+            assert b.top_weight[kind] > a.top_weight[kind], (source, kind)
