@@ -5,12 +5,11 @@ shipped en-fr model, with the black-cat example); otherwise it goes to the test'
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.fixtures.browser import (  # benchmarks/load_test.py imports these names from here
+from benchmarks.harness import (
     ATTENTION,
     CHIPS,
     CHROMIUM,
@@ -18,8 +17,7 @@ from tests.fixtures.browser import (  # benchmarks/load_test.py imports these na
     ROOT,
     ROW_SHOWN,
     SOURCE_SHOWN,
-    free_port,
-    serve,
+    served,
 )
 
 UPDATE = os.environ.get("LENS_UPDATE_SCREENSHOT") == "1"
@@ -40,14 +38,8 @@ def server(tiny_ckpt):
         env.pop("LENS_DEFAULT_MODEL", None)
     else:
         env.update(LENS_MODEL_DIRS=str(tiny_ckpt), LENS_DEFAULT_MODEL=tiny_ckpt.name)
-    port = free_port()
-    proc = serve(env, port)
-    yield f"http://127.0.0.1:{port}"
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    with served(env) as (url, _):
+        yield url
 
 
 def test_step_three_tokens_and_screenshot(server, tmp_path):

@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from tests.fixtures.browser import ATTENTION, CHROMIUM, LAUNCH_ARGS, ROOT, free_port, serve
+from benchmarks.harness import ATTENTION, CHROMIUM, launch, served
+from tests.fixtures.checkpoints import shipped_checkpoint
 
 # JS: texts of the labels in the main area's buttons that the browser shows cut (ellipsis or overflow).
 CUT_LABELS = """() => [...document.querySelectorAll("[data-testid='stMain'] button")]
@@ -22,15 +23,12 @@ CUT_LABELS = """() => [...document.querySelectorAll("[data-testid='stMain'] butt
 def shipped_server():
     if not os.path.exists(CHROMIUM):
         pytest.skip(f"no Chromium at {CHROMIUM}")
-    if not (ROOT / "checkpoints" / "en-fr" / "config.json").is_file():
-        pytest.skip("needs the shipped checkpoints/en-fr")
+    shipped_checkpoint("en-fr")
     # The grammar en-fr model (the tests' queries are its sentences); no warm-up thread (app/warmup.py).
     env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")} | {"LENS_DEFAULT_MODEL": "en-fr",
                                                                              "LENS_WARMUP": "0"}
-    proc = serve(env, port := free_port())
-    yield f"http://127.0.0.1:{port}"
-    proc.terminate()
-    proc.wait(timeout=15)
+    with served(env) as (url, _):
+        yield url
 
 
 @contextlib.contextmanager
@@ -39,7 +37,7 @@ def open_page(url: str, width: int, height: int, query: str = ""):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        browser = launch(p)
         try:
             page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=1)
             page.goto(url + query)

@@ -7,9 +7,9 @@ import os
 
 import pytest
 
+from benchmarks.harness import DRAWN, ROOT
 from tests.browser import explore_browser as eb
 from tests.browser.explore_browser import open_page
-from tests.fixtures.browser import DRAWN, ROOT
 
 pytestmark = [pytest.mark.browser]
 server = eb.shipped_server

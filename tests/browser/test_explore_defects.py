@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from benchmarks.harness import ATTENTION
 from tests.browser import explore_browser as eb
 from tests.browser.explore_browser import CUT_LABELS, open_page
-from tests.fixtures.browser import ATTENTION
 
 server = eb.shipped_server
 

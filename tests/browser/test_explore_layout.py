@@ -8,9 +8,9 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import expect
 
+from benchmarks.harness import ATTENTION, CHROMIUM, IDLE, LAUNCH_ARGS, ROW_SHOWN
 from tests.browser import explore_browser as eb
 from tests.browser.explore_browser import open_page
-from tests.fixtures.browser import ATTENTION, CHROMIUM, IDLE, LAUNCH_ARGS, ROW_SHOWN
 
 pytestmark = [pytest.mark.browser]
 server = eb.shipped_server

@@ -7,9 +7,9 @@ import os
 
 import pytest
 
+from benchmarks.harness import ATTENTION, ROOT, ROW_SHOWN
 from tests.browser import explore_browser as eb
 from tests.browser.explore_browser import open_page
-from tests.fixtures.browser import ROOT, ROW_SHOWN
 
 pytestmark = [pytest.mark.browser]
 server = eb.shipped_server
@@ -23,10 +23,23 @@ SMALLEST = """() => { const els = [...document.querySelectorAll(
 
 
 def shot(page, name: str, tmp_path) -> None:
+    """Take the screenshot and check what it shows: the whole viewport, with the attention picture on screen and
+    drawn in it (a heatmap's many colours where the chart stands, not a blank or half-loaded page)."""
+    from PIL import Image
+
     page.wait_for_timeout(600)  # fonts and the last layout pass
     out = ROOT / "assets" / name if UPDATE else tmp_path / name
     page.screenshot(path=str(out))
-    assert out.stat().st_size > 10_000
+    width, height = page.viewport_size["width"], page.viewport_size["height"]
+    image = Image.open(out).convert("RGB")
+    assert image.size == (width, height)
+    box = page.locator(ATTENTION).bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width and box["y"] >= 0
+    shown = min(box["y"] + box["height"], height) - box["y"]  # how much of the chart is on screen
+    assert shown >= min(box["height"], 200), box
+    chart = image.crop((int(box["x"]), int(box["y"]), int(box["x"] + box["width"]), int(box["y"] + shown)))
+    assert len(chart.getcolors(maxcolors=1 << 16) or range(1 << 16)) >= 50  # a colour scale, drawn
+    assert "Last query: 4 " in page.locator(ATTENTION).get_attribute("aria-label")  # step 5: rows 0-4
 
 
 def test_presenter_mode_text_is_large_and_the_sidebar_gone(server, tmp_path):
@@ -40,7 +53,7 @@ def test_presenter_mode_text_is_large_and_the_sidebar_gone(server, tmp_path):
 
 @pytest.mark.parametrize(("size", "name"), [((1366, 768), "screenshot-1366.png"),
                                            ((1920, 1080), "screenshot-1920.png")])
-def test_normal_screenshots(server, tmp_path, size, name):
+def test_screenshots_show_the_drawn_picture_on_screen(server, tmp_path, size, name):
     with open_page(server, *size, BLACK_CAT + "&view=mean&present=0") as page:
         page.wait_for_function(ROW_SHOWN, arg=[4], timeout=60_000)
         shot(page, name, tmp_path)

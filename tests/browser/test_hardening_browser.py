@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.browser import CHROMIUM, LAUNCH_ARGS, free_port, serve
+from benchmarks.harness import CHROMIUM, LAUNCH_ARGS, served
 
 pytestmark = [
     pytest.mark.browser,
@@ -22,10 +22,8 @@ HOSTILE = "<script>window.pwned=1</script> <b>bold</b> <img src=x onerror=window
 def server(tiny_ckpt):
     env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")} | {"LENS_DEFAULT_MODEL": "en-fr"}
     env.update(LENS_MODEL_DIRS=str(tiny_ckpt), LENS_DEFAULT_MODEL=tiny_ckpt.name)
-    proc = serve(env, port := free_port())
-    yield f"http://127.0.0.1:{port}"
-    proc.terminate()
-    proc.wait(timeout=15)
+    with served(env) as (url, _):
+        yield url
 
 
 def test_typed_markup_is_shown_as_text(server):

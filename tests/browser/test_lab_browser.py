@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.browser import CHROMIUM, IDLE, LAUNCH_ARGS, ROOT, SOURCE_SHOWN, free_port, serve
+from benchmarks.harness import CHROMIUM, IDLE, LAUNCH_ARGS, ROOT, SOURCE_SHOWN, free_port, serve
 
 pytestmark = [
     pytest.mark.browser,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.browser import CHROMIUM, LAUNCH_ARGS, free_port, serve
+from benchmarks.harness import CHROMIUM, LAUNCH_ARGS, served
 from tests.fixtures.checkpoints import build_tiny_checkpoint
 
 pytestmark = [
@@ -30,10 +30,8 @@ def folders(tmp_path):
 def server(folders):
     env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")} | {"LENS_DEFAULT_MODEL": "en-fr"}
     env.update(LENS_MODEL_DIRS=str(folders[1]), LENS_ALLOW_ANY_FOLDER="1")
-    proc = serve(env, port := free_port())
-    yield f"http://127.0.0.1:{port}"
-    proc.terminate()
-    proc.wait(timeout=15)
+    with served(env) as (url, _):
+        yield url
 
 
 def test_a_folder_opened_in_single_user_mode_stays_on_every_page(server, folders):

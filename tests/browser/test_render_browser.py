@@ -12,9 +12,9 @@ import pytest
 
 from app.render import leakage as lf
 from app.render import views
+from benchmarks.harness import CHROMIUM, LAUNCH_ARGS
 from model.engine import DecodeOptions, load_engine
 from tests.conftest import ROOT
-from tests.fixtures.browser import CHROMIUM, LAUNCH_ARGS
 
 pytestmark = [
     pytest.mark.browser,
