@@ -4,8 +4,10 @@ into the venv with `pip install -e .`, so `app` and `model` import from anywhere
 - `streamlit_app`: navigation only;
 - `services`: the only module that calls model/: cached engines, traces and analyses;
 - `state`: session keys, presets, the model picker, inputs, the page header, `text` (escaping);
-- `screens/`: one module per page, layout only;
-- `render/`: pure figure builders (arrays and tokens in, plotly figures out; no Streamlit calls);
+- `screens/`: the five pages (Explore, Leakage lab, Alignment, Heads, Compare) and their panels, layout only;
+- `render/`: figure builders (arrays and tokens in, figures or markup out; only `render.preload` calls Streamlit);
 - `exports`: PNG / SVG / HTML / CSV / JSON / NPZ bytes of one trace;
-- `registry`: which model folders this server may open (its operator decides).
+- `registry`: which model folders this server may open (its operator decides);
+- `warmup`: first-time costs (kaleido, the first ablated run, the first Leakage lab plot) paid on a background
+  thread when the server draws its first page.
 """

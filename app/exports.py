@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from app.render import figures, views
-from app.services import KINDS
+from app.services import CODE_OF, KINDS
 
 if TYPE_CHECKING:
     from app.services import Trace
@@ -79,8 +79,7 @@ def file_stem(model_key: str, trace: Trace, step: int, kind: str | None = None) 
     parts = [model, str(trace.options.get("mode", "run")).replace("_", "-"),
              slug(str(trace.options.get("normalised_source", ""))), f"step{step}"]
     if kind is not None:
-        parts.append({"cross_attention": "cross", "decoder_self_attention": "dec",
-                      "encoder_self_attention": "enc"}[kind])
+        parts.append(CODE_OF[kind])
     return "-".join(parts)
 
 
@@ -160,7 +159,7 @@ SALIENCY_COLUMNS = ["step", "side", "position", "token", "integrated_gradients",
 
 
 def saliency_frame(trace: Trace) -> pd.DataFrame:
-    """A trace's gradient saliency (Trace.saliency, model.analysis.saliency), one row per decoder step and
+    """A trace's gradient saliency (Trace.saliency, model.engine.saliency), one row per decoder step and
     attributed token: step from 1 as the page counts them; side "source" or "prefix" (the decoder inputs the step
     could see); position from 0. Raises ValueError for a trace decoded without saliency."""
     if trace.saliency is None:

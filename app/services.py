@@ -17,6 +17,7 @@ from app import registry
 from model.analysis import alignment, bug_meters, exposure, kv_cache
 from model.analysis.ablation import rank_heads
 from model.analysis.bug_meters import row_sums, sharpness, swap_meter
+from model.analysis.compare import difference
 from model.analysis.head_roles import head_roles
 from model.analysis.kv_cache import Measured, expected_rows, generation_macs, step_macs
 from model.analysis.leakage import (
@@ -26,17 +27,18 @@ from model.analysis.leakage import (
     measure,
     repetition,
     sample_report,
-    sample_test_split,
 )
 from model.analysis.probe import ProbeResult, probe
-from model.corpora import Example, read_tsv
+from model.corpora import Example, first_test_examples, read_tsv
 from model.corpora.grouped_split import held_out_split
 from model.engine import CheckpointError, DecodeOptions, Engine, ModelInputError, Trace, load_engine
 from model.engine.bugs import EXPLAIN as BUG_EXPLAIN
+from model.engine.heads import CODE_OF, KIND_CODES, every_head
 from model.engine.text import UNKNOWN_WORDS
-from model.engine.trace import KINDS
+from model.engine.trace import KINDS, MODES
 
-__all__ = ["BUG_EXPLAIN", "equal_length_target", "row_sums", "sharpness", "swap_meter",
+__all__ = ["BUG_EXPLAIN", "CODE_OF", "KIND_CODES", "MODES", "difference", "equal_length_target", "head_names",
+           "row_sums", "sharpness", "swap_meter",
            "expected_rows", "generation_macs", "kv_dims", "kv_measure", "side_by_side", "step_macs",
            "KINDS", "UNKNOWN_WORDS", "CheckpointError", "DecodeOptions", "Engine", "LeakageMeter", "ModelInputError",
            "Trace", "alignment", "alignment_report", "get_engine", "get_trace", "measure", "options_key",
@@ -68,6 +70,12 @@ def get_trace(model_key: str, source: str, target: str | None, options: tuple[tu
 
 def options_key(options: DecodeOptions) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted(asdict(options).items()))
+
+
+def head_names(engine: Engine) -> set[str]:
+    """Every head's name in this model, `kind:layer:head` (1-based: model.engine.heads)."""
+    return {f"{k}:{la}:{h}" for k, la, h in every_head(engine.n_encoder_layers, engine.n_decoder_layers,
+                                                       engine.n_heads)}
 
 
 LANGUAGES = {"en": "English", "fr": "French", "de": "German"}
@@ -104,7 +112,7 @@ def test_examples(engine: Engine, n: int) -> list[Example]:
     if isinstance(card.get("data"), str) and card.get("text") == "raw":
         test = held_out_split(card["data"], int(card.get("seed", 0)))["test"][:n]
         return [Example(s, t, "") for s, t in test]
-    return sample_test_split(card.get("pair", "en-fr"), n)
+    return first_test_examples(card.get("pair", "en-fr"), n)
 
 
 

@@ -13,9 +13,13 @@ from typing import Any
 import streamlit as st
 
 from app import registry, services
+from app.render import views
 from app.services import CheckpointError, DecodeOptions, Engine, Trace, get_engine, get_trace, options_key
 
 ROOT = registry.ROOT
+# The attention kinds by their code in links and head names (model.engine.heads), each with the title the
+# pictures carry (app.render.views), in the order pages offer them.
+KINDS_BY_CODE = {services.CODE_OF[kind]: (kind, title) for kind, title in views.KINDS.items()}
 
 PRESETS_FILE = ROOT / "assets" / "presets.json"
 CUSTOM = "custom"

@@ -1,2 +1,11 @@
-"""Pure figure builders: arrays and tokens in, plotly figures out, no Streamlit calls. `figures` (heatmaps and
-grids), `views` (what a trace shows at a step), `leakage` and `alignment` (those pages' charts)."""
+"""Figure builders: arrays and tokens in, plotly figures, ECharts options, SVG or HTML out; no Streamlit calls
+except in `preload`, which puts the browser's preload links on the page.
+
+- `figures`: heatmaps and grids; `views`: what a trace shows at a step; `echarts`: a plotly figure as an ECharts
+  option; `bars`: the next-token distribution; `beams`: the beam table and pieces back to text;
+- `leakage`, `bugs`, `exposure`: the Leakage lab's charts; `alignment`, `alignment_svg`, `alignment_agreement`:
+  the Alignment page's tables, drawings and head agreement;
+- `contrib`: contributions and ablation; `why`: the logit lens and saliency; `roles`: the heads' roles table;
+  `compare`: the Compare page; `kv_cache`: the key-value cache drawing and its work table;
+- `preload`: the browser's heaviest chart scripts fetched as soon as a page opens.
+"""

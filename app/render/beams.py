@@ -19,7 +19,8 @@ COLUMNS = ("rank", "state", "text", "pieces", "log-prob", "per piece")
 
 
 def text(pieces: Iterable[str], special: frozenset[str]) -> str:
-    """Pieces back to text for reading (special pieces dropped)."""
+    """Pieces back to text for reading (the model's special pieces dropped; `▁` a space): the one rule for every
+    place the app writes a run's pieces as text (the beam table, the step panel, the hypothesis picker)."""
     return "".join(p for p in pieces if p not in special).replace("▁", " ").strip()
 
 

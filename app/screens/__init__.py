@@ -1,2 +1,13 @@
-"""One module per page (explore, leakage_lab, alignment), each run by Streamlit as a script: layout only,
-data from app.services, figures from app.render."""
+"""The app's pages, each run by Streamlit as a script (layout only: data from app.services, figures from
+app.render), and the panels they are made of:
+
+- `explore` (the default page), with `explore_controls` (options, step bar, view picker), `explore_panels` (the
+  step's tokens, forcing, beams, exports), `explore_analysis` (readings, the source share, heads off),
+  `explore_why` (logit lens and saliency), `kv_cache` (the cache panel), `vocabulary` (unknown and known words),
+  `explore_url` (its state in the URL) and `tour` (the guided lesson);
+- `leakage_lab`, with `leakage_bugs` (three more bugs) and `leakage_exposure` (training vs inference);
+- `alignment`, with `alignment_upload` (your own test file);
+- `heads`, with `heads_roles` (what each head attends to);
+- `compare` (two runs side by side);
+- `page_url`: the link state of the pages other than Explore; `charts`: a figure drawn as ECharts, plotly or SVG.
+"""

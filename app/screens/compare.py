@@ -1,4 +1,4 @@
-"""Compare two runs (issue 30): two models on one sentence (healthy against broken, ours against yours), or one
+"""Compare two runs: two models on one sentence (healthy against broken, ours against yours), or one
 model on two sentences (a minimal pair). Both pictures side by side for one head (or a layer's mean over
 heads), one step bar for both, and below them A − B on a diverging scale where rows and columns match (the
 same token at the same position on both sides: model.analysis.compare). Side A is the sidebar's model; the
@@ -16,10 +16,8 @@ from app.render import compare as render
 from app.render import views
 from app.screens import page_url
 from app.services import CheckpointError, DecodeOptions, ModelInputError
-from model.analysis.compare import difference
 
-KINDS = {"cross": ("cross_attention", "Cross-attention"), "dec": ("decoder_self_attention", "Decoder self-attention"),
-         "enc": ("encoder_self_attention", "Encoder self-attention")}
+KINDS = state.KINDS_BY_CODE
 K_A_TEXT, K_B_MODEL, K_B_TEXT = "cmp_a_text", "cmp_b_model", "cmp_b_text"
 K_KIND, K_LAYER, K_HEAD, K_STEP = "cmp_kind", "cmp_layer", "cmp_head", "cmp_step"
 DEFAULT_A, DEFAULT_B = "the dog sat near the bank of the river .", "the man found the bank ."
@@ -112,7 +110,7 @@ def main() -> None:
                                                  f"{name}<br>{title} · {which}"),
                              key=key, theme=None, config={"displayModeBar": False})
             col.caption(f"Step {s} of {trace.m}: {state.text(' '.join(trace.target_tokens[:s]))}")
-    diff = difference(a, b, kind, step_a, step_b, layer, picked)
+    diff = services.difference(a, b, kind, step_a, step_b, layer, picked)
     if not diff.rows or not diff.cols:
         st.info("No row and column carry the same token at the same position on both sides: there is no "
                 "difference to draw.")

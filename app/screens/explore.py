@@ -13,7 +13,7 @@ from dataclasses import replace
 import streamlit as st
 
 from app import exports, services, state
-from app.render import views
+from app.render import beams, views
 from app.screens import charts, kv_cache, tour, vocabulary
 from app.screens import explore_analysis as analysis
 from app.screens import explore_controls as ctl
@@ -188,7 +188,8 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
     forced = len(st.session_state.get(ctl.K_FORCED, ())) if not teacher else 0
     shown = trace
     if options.mode == "beam" and trace.beams:
-        titles = [f"#{i + 1}: {ctl.joined(b.target_tokens)}  (log-prob {b.options.get('score', 0):.2f})"
+        special = engine.special_pieces()
+        titles = [f"#{i + 1}: {beams.text(b.target_tokens, special)}  (log-prob {b.options.get('score', 0):.2f})"
                   for i, b in enumerate(trace.beams)]
         pick = st.selectbox("Hypothesis", range(len(trace.beams)), key=ctl.K_BEAM, format_func=titles.__getitem__)
         shown = trace.beams[pick]

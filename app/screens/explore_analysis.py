@@ -1,4 +1,4 @@
-"""Explore's analyses beyond raw weights (issue 14), called by the Explore screen: the reading switch
+"""Explore's analyses beyond raw weights, called by the Explore screen: the reading switch
 (weights / norm-weighted / rollout) for every view, the source / prefix bar of the current step, and
 "switch this head off" with undo. Contributions and ablated runs are computed only when shown (each a cached
 run of services.get_trace with its own options; the loaded model never changes)."""
@@ -19,7 +19,6 @@ READING_HELP = ("Weights: the attention weights as computed. Norm-weighted: each
                 "Rollout: attention composed across layers with the residual, 0.5A + 0.5I (Abnar & Zuidema "
                 "2020); cross-attention composed with the encoder's rollout.")
 K_READING, K_READING_KEEP, K_ABLATED = "reading", "reading_keep", "ablated"
-CODES = {"encoder_self_attention": "enc", "decoder_self_attention": "dec", "cross_attention": "cross"}
 
 
 def _keep_reading() -> None:
@@ -56,15 +55,8 @@ def share_bar(shown: Trace, step: int) -> None:
                "decoder layers (a simplified ALTI+, Ferrando et al. 2022).")
 
 
-def head_names(engine) -> set[str]:
-    """Every head's name ("cross:2:3", 1-based) in this model."""
-    return {f"{code}:{layer}:{head}" for code in CODES.values()
-            for layer in range(1, (engine.n_encoder_layers if code == "enc" else engine.n_decoder_layers) + 1)
-            for head in range(1, engine.n_heads + 1)}
-
-
 def ablated(model_key: str) -> tuple[str, ...]:
-    """The heads switched off for this model in this session (names as head_names gives them)."""
+    """The heads switched off for this model in this session (names as services.head_names gives them)."""
     return tuple(st.session_state.get(K_ABLATED, {}).get(model_key, ()))
 
 
@@ -74,7 +66,7 @@ def set_ablated(model_key: str, heads: tuple[str, ...]) -> None:
 
 def head_off_button(model_key: str, kind: str, layer: int, head: int) -> None:
     """In the one-head view: switch this head off (layer, head 0-based here, 1-based in the name)."""
-    name = f"{CODES[kind]}:{layer + 1}:{head + 1}"
+    name = f"{services.CODE_OF[kind]}:{layer + 1}:{head + 1}"
     off = ablated(model_key)
     if name in off:
         st.caption(f"Head {name} is switched off.")

@@ -107,11 +107,6 @@ def chips(tokens, now: int | None = None, cls: str = "", forced: int = 0, specia
     return "<span class='lens-chips'>" + "".join(out) + "</span>"
 
 
-def joined(tokens) -> str:
-    """Pieces back to text for reading along (special tokens dropped)."""
-    return "".join(t for t in tokens if not (t.startswith("<") and t.endswith(">"))).replace("▁", " ").strip()
-
-
 def present_fonts(fig, px: int = PRESENT_PX):
     """Every text of a figure at least px (presenter mode)."""
     bar = dict(tickfont=dict(size=px), title=dict(font=dict(size=px)))

@@ -7,7 +7,7 @@ import streamlit as st
 
 from app import exports, services, state
 from app.render import bars, beams
-from app.screens.explore_controls import K_FORCED, K_STEP, chips, joined
+from app.screens.explore_controls import K_FORCED, K_STEP, chips
 
 K_FORCE_MISS, K_OWN, K_FORCE_AT = "force_miss", "reference_own", "force_at"
 K_WAS_TEACHER, K_OWN_FOR = "was_teacher", "reference_own_for"  # when the reference box is filled
@@ -28,8 +28,8 @@ def step_panel(engine, trace, step: int, teacher: bool, forced: int, present: bo
     st.container(key="prefix").markdown(f"<span class='lens-label'>{label}</span>"
                                         + chips(trace.target_tokens[:step], now=t, forced=forced, special=special),
                                         unsafe_allow_html=True)
-    st.markdown(f"<span class='lens-label'>as text</span> {state.text(joined(trace.target_tokens[:step]))}",
-                unsafe_allow_html=True)
+    as_text = beams.text(trace.target_tokens[:step], special)
+    st.markdown(f"<span class='lens-label'>as text</span> {state.text(as_text)}", unsafe_allow_html=True)
     st.markdown(f"<span class='lens-label'>row {t} read</span>"
                 + chips([trace.decoder_input_tokens[t]], cls="read", special=special)
                 + f"<span class='lens-label'>and {'had to predict' if teacher else 'chose'}</span>"

@@ -12,14 +12,12 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from app import registry
+from app import registry, services
 from app.screens import explore_analysis as analysis
 from app.screens import explore_controls as ctl
+from app.services import CODE_OF, KIND_CODES, MODES
 from app.state import CUSTOM, K_MODEL, K_PRESET, K_SOURCE, K_TARGET, presets
 
-MODES = ("greedy", "beam", "sample", "teacher_forced")
-KIND_CODES = {"cross": "cross_attention", "dec": "decoder_self_attention", "enc": "encoder_self_attention"}
-CODE_OF = {v: k for k, v in KIND_CODES.items()}
 VIEWS = ("grid", "head", "mean")
 ORDER = ("model", "text", "target", "mode", "beam", "temperature", "top_k", "seed", "step", "kind", "view",
          "layer", "head", "reading", "forced", "off", "present")
@@ -141,7 +139,7 @@ def apply_pending(model_key: str, engine, vocabulary: int) -> None:
         ss.pop(K_PENDING_FORCED)
     off = ss.pop(K_PENDING_OFF, None)
     if off is not None:
-        known = analysis.head_names(engine)
+        known = services.head_names(engine)
         if unknown := [h for h in off if h not in known]:
             ss.setdefault(K_NOTICES, []).append(f"This model has no head {', '.join(unknown)}; it is left on.")
         analysis.set_ablated(model_key, tuple(h for h in off if h in known))

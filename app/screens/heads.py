@@ -17,8 +17,7 @@ from app.screens import explore_url as url
 from app.screens import heads_roles, page_url
 from app.services import ModelInputError
 
-KINDS = {"cross": ("cross_attention", "Cross-attention"), "dec": ("decoder_self_attention", "Decoder self-attention"),
-         "enc": ("encoder_self_attention", "Encoder self-attention")}
+KINDS = state.KINDS_BY_CODE
 SIZES = [25, 50, 100, 200]
 K_N, K_ASKED, K_DATA, K_FILE, K_KIND = "heads_n", "heads_asked", "heads_data", "heads_file", "heads_kind"
 DATA = {"test": "Test split", "file": "Your file"}
@@ -125,7 +124,7 @@ def main() -> None:
     st.markdown(f"Loss with every head on: **{result['base_loss']:.4f}** nats per token on {what}. Each cell: "
                 f"how much it rises when that head alone is off (red: the most; the top three are highlighted).")
     name_pairs(what, pairs)
-    roles = heads_roles.measure(model_key, st.session_state[K_DATA], st.session_state[K_N], pairs)  # issue 30
+    roles = heads_roles.measure(model_key, st.session_state[K_DATA], st.session_state[K_N], pairs)
     heads_roles.rule_caption(roles)
     shown = st.segmented_control("Kinds shown", list(SHOWN), key=K_KIND, format_func=SHOWN.get, required=True,
                                  label_visibility="collapsed")

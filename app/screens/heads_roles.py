@@ -1,4 +1,4 @@
-"""The Heads page's roles beside the ablation ranking (issue 30): what every head attends to over the same pairs
+"""The Heads page's roles beside the ablation ranking: what every head attends to over the same pairs
 (model.analysis.head_roles, through services.head_roles_test / head_roles_on, cached) as a layers x heads table
 per kind, named by the rule the page states. Layout only; the table is app/render/roles.py."""
 
@@ -9,8 +9,6 @@ import streamlit as st
 from app import services, state
 from app.render import roles as render
 from app.services import ModelInputError
-
-TITLES = {"cross": "Cross-attention", "dec": "Decoder self-attention", "enc": "Encoder self-attention"}
 
 
 def measure(model_key: str, data: str, n: int, pairs: tuple[tuple[str, str], ...]) -> dict | None:
@@ -33,4 +31,4 @@ def kind_roles(code: str, result: dict | None) -> None:
     if result is None:
         return
     rows = [r for r in result["heads"] if r["kind"] == code]
-    st.html(render.roles_html(rows, f"{TITLES[code]}: what each head attends to", escape=state.text))
+    st.html(render.roles_html(rows, f"{state.KINDS_BY_CODE[code][1]}: what each head attends to", escape=state.text))

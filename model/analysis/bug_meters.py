@@ -12,10 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from model.analysis.leakage import future_mass
 from model.engine.contract import Engine
-from model.engine.trace import Trace
-
-KIND_NAMES = ("encoder_self_attention", "decoder_self_attention", "cross_attention")
+from model.engine.trace import KINDS, Trace
 
 
 @dataclass(frozen=True)
@@ -41,9 +40,7 @@ class RowSums:
 
 def row_sums(trace: Trace) -> RowSums:
     w = trace.decoder_self_attention.astype(np.float64)  # (L, h, m, m)
-    m = w.shape[-1]
-    later = np.triu(np.ones((m, m), dtype=bool), k=1)
-    return RowSums(w.sum(-1), (w * later).sum(-1))
+    return RowSums(w.sum(-1), future_mass(w))
 
 
 @dataclass(frozen=True)
@@ -66,8 +63,7 @@ def swap_meter(trace: Trace) -> SwapMeter:
     """Row i of the swapped output is added to decoder row i, so whatever source row i takes from target
     positions after i reaches a decoder row that should not see them: the future leaks through the swap."""
     w = trace.cross_attention.astype(np.float64)
-    later = np.triu(np.ones(w.shape[-2:], dtype=bool), k=1)
-    return SwapMeter(w, (w * later).sum(-1))
+    return SwapMeter(w, future_mass(w))
 
 
 @dataclass(frozen=True)
@@ -88,7 +84,7 @@ def row_entropy(w: np.ndarray) -> np.ndarray:
 def sharpness(trace: Trace) -> Sharpness:
     """Every row of every kind counts (a masked key holds 0 and adds nothing to the entropy)."""
     entropy, top = {}, {}
-    for kind in KIND_NAMES:
+    for kind in KINDS:
         w = getattr(trace, kind)
         entropy[kind] = float(row_entropy(w).mean()) if w.size else 0.0
         top[kind] = float(w.max(-1).mean()) if w.size else 0.0

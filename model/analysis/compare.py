@@ -1,4 +1,4 @@
-"""Two runs compared (issue 30): two models on one sentence, or one model on two sentences. The difference of
+"""Two runs compared: two models on one sentence, or one model on two sentences. The difference of
 their attention is defined only where rows and columns match: the same token at the same position on both
 sides (a decoder row matches when it read and predicted the same tokens). Everything else is left out rather
 than compared across different tokens."""
@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from model.engine.trace import KINDS
+
 if TYPE_CHECKING:
     from model.engine.trace import Trace
-
-KIND_NAMES = ("encoder_self_attention", "decoder_self_attention", "cross_attention")
 
 
 def matching(a: Sequence, b: Sequence) -> list[int]:
@@ -26,7 +26,7 @@ def picture(trace: Trace, kind: str, step: int, layer: int, head: int | None) ->
     """The (q, k) matrix a page shows at `step` (1..m decoder rows revealed) for one head (1-based layer and
     head) or the mean over a layer's heads (head None). The encoder's is whole at every step; the decoder's
     self-attention has the keys that existed (all m in teacher forcing)."""
-    if kind not in KIND_NAMES:
+    if kind not in KINDS:
         raise ValueError(f"unknown attention kind {kind!r}")
     w = getattr(trace, kind)[layer - 1]  # (h, q, k)
     w = w.mean(axis=0) if head is None else w[head - 1]

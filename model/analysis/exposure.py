@@ -18,7 +18,7 @@ import numpy as np
 
 from model.engine.contract import Engine
 from model.engine.runs import DecodeOptions
-from model.engine.to_trace import softmax
+from model.engine.tensors import softmax
 
 ROW_TOLERANCE = 1e-5  # float32 rounding of the same row computed by two programs is ~1e-7
 

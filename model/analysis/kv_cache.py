@@ -29,8 +29,8 @@ import numpy as np
 import torch
 
 from model.engine.contract import Engine
-from model.engine.decode import to_numpy
 from model.engine.runs import DecodeOptions
+from model.engine.tensors import to_numpy
 
 PARTS = ("self_attention", "cross_attention", "cross_kv", "feed_forward", "logits")
 

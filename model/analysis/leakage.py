@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from model.analysis.scores import exact_match
+from model.corpora import first_test_examples
 from model.engine import DecodeOptions
 
 if TYPE_CHECKING:
@@ -31,9 +33,9 @@ if TYPE_CHECKING:
 
 
 def future_weights(dec_attn: np.ndarray) -> np.ndarray:
-    """dec_attn (L, h, m, m) -> the same with every weight on a key at or before its query (k <= t) zeroed."""
-    m = dec_attn.shape[-1]
-    upper = np.triu(np.ones((m, m), dtype=bool), k=1)
+    """dec_attn (L, h, m, m) -> the same with every weight on a key at or before its query (k <= t) zeroed. Any
+    (..., q, k) array of rows over positions is read the same way (the swapped cross-attention's n x m)."""
+    upper = np.triu(np.ones(dec_attn.shape[-2:], dtype=bool), k=1)
     return np.where(upper, dec_attn, 0.0)
 
 
@@ -251,15 +253,13 @@ def sample_report(engine: Engine, sources: Sequence[str], targets: Sequence[str]
         out_ids = engine.run_generate(engine.prepare_source(src_text)[1], DecodeOptions(mode="greedy")).out_ids
         reps.append(repetition([engine.piece(i) for i in out_ids if i not in special]))
         outputs.append(engine.detokenize(list(out_ids)))
-    hyps = [" ".join(o.split()) for o in outputs]
-    refs = [" ".join(t.split()) for t in targets]  # as model.training.evaluate compares them
     nan = np.full(next_sum.shape, np.nan)
     return SampleReport(
         n=len(sources), causal=causal, shift=shift,
         next_position=next_sum / next_rows if next_rows else nan,
         copy_diagonal=copy_sum / copy_rows if copy_rows else nan,
         teacher_forced_accuracy=correct / max(total, 1),
-        exact_match=sum(h == r for h, r in zip(hyps, refs)) / len(refs),
+        exact_match=exact_match(outputs, targets),
         repeat_share=sum(r.repeats() for r in reps) / len(reps),
         top_token_share=float(np.mean([r.top_share for r in reps])), outputs=tuple(outputs))
 
@@ -271,15 +271,8 @@ CARD_SAMPLE, CARD_SAMPLE_N = "leakage_sample", 32
 
 def card_sample(engine: Engine, pair: str) -> dict[str, Any]:
     """The sample report for card.json (CARD_SAMPLE), in the setting the engine was trained in."""
-    examples = sample_test_split(pair, CARD_SAMPLE_N)
+    examples = first_test_examples(pair, CARD_SAMPLE_N)
     causal, shift = engine.trained_setting
     return sample_report(engine, [e.source for e in examples], [e.target for e in examples], causal,
                          shift).to_card()
 
-
-def sample_test_split(pair: str, n: int) -> list[Any]:
-    """The first n pairs of the pair's test split (model.corpora: the test split is drawn before the train
-    split, so a small draw gives the same first n sentences as the full one)."""
-    from model.corpora import generate
-
-    return generate(pair, n_train=1, n_valid=1, n_test=n)["test"]

@@ -25,7 +25,8 @@ orders of magnitude above the noise and two below a leak.
 position (one unperturbed teacher-forced pass, same setting); the per-layer/head arrays break it down.
 
 Without a target the probe uses the model's own greedy translation as the labels. It works on any Engine
-through its public API; perturbed runs go through `Engine.teacher_forced_logits`, which engines batch.
+through its public API; perturbed runs go through `Engine.teacher_forced_batch` without attention, one batched
+pass per chunk.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from model.analysis.leakage import future_weights
 from model.engine import DecodeOptions, Engine
 
 LEAK_THRESHOLD = 1e-4
-BATCH = 32  # perturbed label sequences per teacher_forced_logits call
+BATCH = 32  # perturbed label sequences per teacher_forced_batch call
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,7 @@ def probe(engine: Engine, text: str, target: str | None = None, causal: bool = T
         labels = list(engine.run_generate(src, DecodeOptions(mode="greedy")).out_ids)
         origin = "greedy"
     base = engine.run_teacher_forced(src, labels, causal, shift)
+    options = DecodeOptions(mode="teacher_forced", causal=causal, shift=shift)
     vocab = base.logits.shape[-1]
     other = replacement_ids(labels, vocab, engine.special_ids())
     m = len(labels)
@@ -130,7 +132,8 @@ def probe(engine: Engine, text: str, target: str | None = None, causal: bool = T
     logits: list[np.ndarray] = []
     for i in range(0, len(variants), BATCH):
         chunk = variants[i:i + BATCH]
-        logits.extend(engine.teacher_forced_logits([src] * len(chunk), chunk, causal, shift))
+        runs = engine.teacher_forced_batch([src] * len(chunk), chunk, options, need_weights=False)
+        logits.extend(r.logits for r in runs)
     ref = logits[0].astype(np.float64)
     changes = tuple(float(np.abs(logits[j + 1][: j + 1].astype(np.float64) - ref[: j + 1]).max()) for j in range(m))
     future = future_weights(base.dec_attn.astype(np.float64))

@@ -1,4 +1,5 @@
-"""Batches for the built-in Transformer: padding, the right shift, and teacher forcing in one parallel pass."""
+"""Batches for the built-in Transformer: the right shift, and teacher forcing in one parallel pass (padding:
+model.engine.tensors.pad_batch)."""
 
 from __future__ import annotations
 
@@ -9,18 +10,9 @@ from model.builtin.attention import NO_BUGS, Bugs
 from model.builtin.config import ModelConfig
 from model.builtin.contributions import batch_parts, row_parts
 from model.builtin.transformer import Transformer
-from model.engine.decode import to_numpy
 from model.engine.masks import decoder_self_mask
 from model.engine.runs import RawRun
-
-
-def pad_batch(seqs: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Ragged id lists -> (ids (B, T), keep (B, T) bool)."""
-    width = max(len(s) for s in seqs)
-    ids = torch.full((len(seqs), width), pad_id, dtype=torch.long)
-    for i, s in enumerate(seqs):
-        ids[i, : len(s)] = torch.tensor(s, dtype=torch.long)
-    return ids, ids != pad_id
+from model.engine.tensors import pad_batch, to_numpy
 
 
 def decoder_inputs(labels: list[int], cfg: ModelConfig, shift: bool) -> list[int]:
@@ -41,9 +33,6 @@ def teacher_forced_batch(model: Transformer, srcs: list[list[int]], labels: list
     cfg = model.cfg
     src, src_keep = pad_batch(srcs, cfg.pad_id)
     dec_in, tgt_keep = pad_batch([decoder_inputs(lab, cfg, shift) for lab in labels], cfg.pad_id)
-    # Pads inside the decoder input are only at the end; keep = position < length.
-    lengths = torch.tensor([len(lab) for lab in labels])
-    tgt_keep = torch.arange(dec_in.shape[1])[None, :] < lengths[:, None]
     enc = model.encode(src, src_keep, need_weights, keep["enc"], bugs)
     out = model.decode(dec_in, enc, decoder_self_mask(tgt_keep, causal), need_weights=need_weights,
                        keep=(keep["dec"], keep["cross"]), bugs=bugs)

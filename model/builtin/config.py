@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
+# The dimensions a training run chooses (model.training.train.TrainConfig.architecture); the vocabulary sizes
+# come from the tokenizers, the special ids are fixed, `scaled` follows the variant.
+ARCHITECTURE = ("d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "dropout", "max_positions")
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,9 @@ import numpy as np
 import torch
 
 from model.builtin.transformer import DecoderOutput, Encoded, Transformer
-from model.engine.decode import to_numpy
 from model.engine.masks import decoder_self_mask
 from model.engine.runs import ContributionParts, RawRun
+from model.engine.tensors import to_numpy
 
 
 def _masked(norms: list[torch.Tensor], keep: torch.Tensor | None) -> np.ndarray:

@@ -7,7 +7,7 @@ from pathlib import Path
 import torch
 
 from model.builtin.attention import NO_BUGS, Bugs
-from model.builtin.batch import pad_batch, teacher_forced_batch
+from model.builtin.batch import teacher_forced_batch
 from model.builtin.checkpoint import Checkpoint, load_checkpoint
 from model.builtin.config import UNK_ID
 from model.builtin.contributions import contribution_parts, parts_of
@@ -23,6 +23,7 @@ from model.engine.errors import ModelInputError
 from model.engine.gradients import EmbeddedStep
 from model.engine.masks import causal_mask
 from model.engine.runs import ContributionParts, DecodeOptions, RawRun, Stepper
+from model.engine.tensors import pad_batch
 from model.engine.text import MAX_INPUT_CHARS, clean
 
 
@@ -181,7 +182,7 @@ class BuiltinEngine(Engine):
     # ---- forward passes -----------------------------------------------------------------------------------
     def teacher_forced_batch(self, srcs: list[list[int]], labels: list[list[int]], options: DecodeOptions,
                              need_weights: bool = True) -> list[RawRun]:
-        self.check_bugs(options)
+        self.check_options(options)
         if options.swap_cross:
             for src, lab in zip(srcs, labels):
                 if len(src) != len(lab):

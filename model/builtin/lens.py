@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import torch
 
-from model.builtin.batch import pad_batch
 from model.builtin.transformer import Transformer
 from model.engine.masks import decoder_self_mask
 from model.engine.runs import RawRun
+from model.engine.tensors import pad_batch
 
 
 @torch.no_grad()

@@ -1,5 +1,5 @@
 """One decoding step of our Transformer as a function of the token embeddings it reads, for gradient saliency
-(model.engine.gradients, model.analysis.saliency).
+(model.engine.gradients, model.engine.saliency).
 
 The forward pass is the model's own layers in the order `Transformer.encode` / `decode` run them (embeddings
 times sqrt(d_model) plus sinusoidal positions, then every layer with the run's head masks), started from

@@ -1,7 +1,8 @@
 """`python -m model <command>`: train, trace, eval, align, probe, corpus (docs/formats.md).
 
-This module holds the parser and `trace`; every other command is one module here (`train`, `eval`, `corpus`,
-`probe`, `align`) with a `register(subparsers)`, listed in `commands`.
+This module holds the parser and `trace` (`trace_data`: its --data form); every other command is one module here
+(`train`, `eval`, `corpus`, `probe`, `align`, `heads`) with a `register(subparsers)`, listed in `commands`;
+`common` holds what several of them share (the model options, reading a file of pairs).
 """
 
 from __future__ import annotations
@@ -10,29 +11,22 @@ import argparse
 import sys
 from pathlib import Path
 
+from model.cli.common import add_model, open_model
 from model.engine import CheckpointError, DecodeOptions, ModelInputError
-
-
-def _add_model(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", required=True, help="checkpoint folder (ours) or Hugging Face model folder / hub id")
-    p.add_argument("--allow-hub", action="store_true", help="allow downloading a hub id (needs the network)")
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
     from model.cli.trace_data import read_stdin_or, trace_data
-    from model.engine.loader import load_engine
 
-    engine = load_engine(args.model, allow_hub=args.allow_hub)
+    engine = open_model(args)
+    # One set of options for both forms; with --data a line with a target is teacher-forced on it (trace_batch).
+    options = DecodeOptions(mode="teacher_forced" if args.target and args.data is None else args.decode,
+                            causal=not args.no_causal_mask, shift=not args.no_shift, beam_size=args.beam,
+                            temperature=args.temperature, top_k=args.top_k, seed=args.seed, max_len=args.max_len,
+                            ablate=tuple(args.ablate), contributions=args.contributions, lens=args.lens,
+                            saliency=args.saliency)
     if args.data is not None:
-        options = DecodeOptions(mode=args.decode, causal=not args.no_causal_mask, shift=not args.no_shift,
-                                beam_size=args.beam, temperature=args.temperature, top_k=args.top_k, seed=args.seed,
-                                max_len=args.max_len, ablate=tuple(args.ablate), contributions=args.contributions,
-                                lens=args.lens, saliency=args.saliency)
         return trace_data(engine, args.data, Path(args.out), options, args.batch_size)
-    options = DecodeOptions(mode="teacher_forced" if args.target else args.decode, causal=not args.no_causal_mask,
-                            shift=not args.no_shift, beam_size=args.beam, temperature=args.temperature,
-                            top_k=args.top_k, seed=args.seed, max_len=args.max_len, ablate=tuple(args.ablate),
-                            contributions=args.contributions, lens=args.lens, saliency=args.saliency)
     trace = engine.trace(read_stdin_or(args.text), target=args.target, options=options)
     trace.save(Path(args.out))
     for w in trace.options.get("warnings", []):
@@ -47,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("trace", help="one decoding run written as a Trace (.json or .npz), or one per line of a file")
-    _add_model(p)
+    add_model(p)
     given = p.add_mutually_exclusive_group(required=True)
     given.add_argument("--text", help="the source sentence; - reads it from standard input")
     given.add_argument("--data", help="a TSV of source[<TAB>target] lines (- for standard input): one trace per "

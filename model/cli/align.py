@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from model.analysis.alignment import DEFAULT_METHOD
+from model.cli.common import add_model, open_model, read_pairs
 
 
 def _fmt(x: float | None) -> str:
@@ -39,20 +39,14 @@ def print_report(summary: dict, layers: int, heads: int) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from model.analysis.alignment import format_pharaoh, run_alignment
-    from model.corpora import read_tsv
-    from model.engine.loader import load_engine
 
-    rows = read_tsv(Path(args.data))
-    if not rows:
-        raise ValueError(f"{args.data}: no sentence pairs")
-    if args.limit:
-        rows = rows[: args.limit]
-    engine = load_engine(args.model, allow_hub=args.allow_hub)
+    rows = read_pairs(args.data, args.limit)
+    engine = open_model(args)
     select_on = None
     if args.select_on:
         if args.method != "best":
             raise ValueError("--select-on only makes sense with --method best")
-        select_on = read_tsv(Path(args.select_on))
+        select_on = read_pairs(args.select_on)
     report = run_alignment(engine, rows, args.method, batch_size=args.batch_size, progress=not args.quiet,
                            select_on=select_on)
     summary = report.summary()
@@ -83,8 +77,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "words, extract links and (when the file has gold links) score them. Methods: "
                                    "EXTRACT-READING-SELECTOR, e.g. argmax-shift-L2H1, threshold0.3-plain-layer2, "
                                    "argmax-mean, or 'best' (see model/analysis/alignment).")
-    p.add_argument("--model", required=True, help="checkpoint folder (ours) or Hugging Face model folder / hub id")
-    p.add_argument("--allow-hub", action="store_true", help="allow downloading a hub id (needs the network)")
+    add_model(p)
     p.add_argument("--data", required=True, help="source<TAB>target[<TAB>gold Pharaoh links]")
     p.add_argument("--method", default=DEFAULT_METHOD,
                    help="EXTRACT[-READING][-SELECTOR] or 'best' (default: %(default)s)")

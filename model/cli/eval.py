@@ -7,21 +7,19 @@ import json
 import sys
 from pathlib import Path
 
+from model.cli.common import add_model, open_model, read_pairs
+
 
 def run(args: argparse.Namespace) -> int:
-    from model.corpora import read_tsv
-    from model.engine.loader import load_engine
-    from model.training.evaluate import evaluate
+    from model.analysis.scores import evaluate
 
-    engine = load_engine(args.model, allow_hub=args.allow_hub)
+    engine = open_model(args)
     if args.split:
         rows = _own_split(engine.card, args.split)
     elif args.data:
-        rows = read_tsv(Path(args.data))
+        rows = read_pairs(args.data)
     else:
         raise ValueError("give --data FILE.tsv, or --split test|valid for a model trained with train --data")
-    if not rows:
-        raise ValueError(f"{args.data}: no sentence pairs")
     # Teacher forcing in the setting the model was trained with (its card), unless told otherwise.
     trained_causal, trained_shift = engine.trained_setting
     causal = trained_causal if args.causal is None else args.causal == "on"
@@ -54,18 +52,17 @@ def _own_split(card: dict, name: str) -> list:
 
 
 def _update_card(folder: Path, data: str, result: dict, engine) -> None:
-    """Record the figures as the card's test-split metrics (and measure the card's Leakage lab sample again,
-    model.analysis.leakage.CARD_SAMPLE, and the Alignment page's head table, model.analysis.alignment.card),
-    or, for a combination split `PAIR.combo-NAME.tsv`, as
+    """Record the figures as the card's test-split metrics (and measure again what the card keeps for the app's
+    pages: model.analysis.card_pages), or, for a combination split `PAIR.combo-NAME.tsv`, as
     `combination_metrics[NAME]`."""
-    from model.analysis.alignment.card import CARD_HEADS, CARD_HEADS_N, card_heads
-    from model.analysis.leakage import CARD_SAMPLE, card_sample, sample_test_split
+    from model.analysis.card_pages import card_pages
+    from model.analysis.scores import rounded
 
     card_path = folder / "card.json"
     if not card_path.is_file():
         raise ValueError(f"{folder} has no card.json to update")
     card = json.loads(card_path.read_text())
-    metrics = {k: round(v, 5) if isinstance(v, float) else v for k, v in result.items()}
+    metrics = rounded(result)
     split = Path(data).stem.partition(".")[2]
     if split.startswith("combo-"):
         card.setdefault("combination_metrics", {})[split.removeprefix("combo-")] = metrics
@@ -73,15 +70,13 @@ def _update_card(folder: Path, data: str, result: dict, engine) -> None:
         card["test_metrics"] = metrics
         card["test_data"] = Path(data).name
         if "pair" in card:
-            card[CARD_SAMPLE] = card_sample(engine, card["pair"])
-            card[CARD_HEADS] = card_heads(engine, sample_test_split(card["pair"], CARD_HEADS_N))
+            card.update(card_pages(engine, card["pair"]))
     card_path.write_text(json.dumps(card, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("eval", help="exact match, chrF, BLEU, teacher-forced accuracy and loss")
-    p.add_argument("--model", required=True)
-    p.add_argument("--allow-hub", action="store_true")
+    add_model(p)
     data = p.add_mutually_exclusive_group(required=True)
     data.add_argument("--data", help="source<TAB>target[<TAB>gold] per line")
     data.add_argument("--split", choices=("test", "valid"),

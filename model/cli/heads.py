@@ -5,20 +5,16 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
+
+from model.cli.common import add_model, open_model, read_pairs
 
 
 def run(args: argparse.Namespace) -> int:
     from model.analysis.ablation import rank_heads
     from model.analysis.head_roles import head_roles
-    from model.corpora import read_tsv
-    from model.engine.loader import load_engine
 
-    rows = read_tsv(Path(args.data))
-    if not rows:
-        raise ValueError(f"{args.data}: no sentence pairs")
-    rows = rows[: args.limit] if args.limit else rows
-    engine = load_engine(args.model, allow_hub=args.allow_hub)
+    rows = read_pairs(args.data, args.limit or 0)
+    engine = open_model(args)
     result = rank_heads(engine, [r.source for r in rows], [r.target for r in rows], progress=True)
     roles = head_roles(engine, rows)
     result["roles"] = roles["heads"]
@@ -41,8 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("heads", help="rank every head by the loss increase when it alone is switched off")
-    p.add_argument("--model", required=True, help="checkpoint folder (ours) or Hugging Face model folder / hub id")
-    p.add_argument("--allow-hub", action="store_true", help="allow downloading a hub id (needs the network)")
+    add_model(p)
     p.add_argument("--data", required=True, help="TSV of source<TAB>target")
     p.add_argument("--limit", type=int, help="only the first N pairs")
     p.add_argument("--json", action="store_true",

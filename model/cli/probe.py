@@ -6,12 +6,13 @@ import argparse
 import json
 import sys
 
+from model.cli.common import add_model, open_model
+
 
 def run(args: argparse.Namespace) -> int:
     from model.analysis.probe import probe
-    from model.engine.loader import load_engine
 
-    engine = load_engine(args.model, allow_hub=args.allow_hub)
+    engine = open_model(args)
     result = probe(engine, args.text, args.target, causal=not args.no_causal_mask, shift=not args.no_shift)
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
@@ -31,8 +32,7 @@ def run(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("probe", help="causality probe: do earlier positions' logits move when later targets change")
-    p.add_argument("--model", required=True, help="checkpoint folder (ours) or Hugging Face model folder / hub id")
-    p.add_argument("--allow-hub", action="store_true", help="allow downloading a hub id (needs the network)")
+    add_model(p)
     p.add_argument("--text", required=True, help="source sentence")
     p.add_argument("--target", help="reference target (default: the model's own greedy translation)")
     p.add_argument("--no-causal-mask", action="store_true", help="teacher forcing without the causal mask")

@@ -10,6 +10,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from model.corpora.example import parse_line
 from model.engine import DecodeOptions, Engine, ModelInputError
 
 FAILED = 1
@@ -56,14 +57,12 @@ def parse_lines(lines: Iterable[str | UnicodeDecodeError], name: str = "the inpu
         line = line.rstrip("\r\n")
         if not line.strip():
             continue
-        cols = line.split("\t")
-        if len(cols) > 3:
-            bad.append((number, f"expected source[<TAB>target[<TAB>gold]], got {len(cols)} columns"))
-        elif not cols[0].strip():
-            bad.append((number, "the source is empty"))
-        else:
-            target = cols[1] if len(cols) > 1 and cols[1].strip() else None
-            good.append((number, cols[0], target))
+        try:
+            example = parse_line(line, need_target=False)
+        except ValueError as exc:
+            bad.append((number, str(exc)))
+            continue
+        good.append((number, example.source, example.target or None))
     return good, bad
 
 

@@ -27,10 +27,13 @@ def load_rows(args: argparse.Namespace) -> tuple[dict, dict]:
 def run(args: argparse.Namespace) -> int:
     from model.training.train import TrainConfig, train
 
+    asked = {"d_model": args.d_model, "n_heads": args.heads, "n_encoder_layers": args.layers,
+             "n_decoder_layers": args.layers, "dropout": args.dropout,
+             "d_ff": args.d_ff or (4 * args.d_model if args.d_model else None)}
     tc = TrainConfig(variant=args.variant, steps=args.steps, batch_size=args.batch_size, lr=args.lr,
-                     seed=args.seed, eval_every=args.eval_every, d_model=args.d_model, n_heads=args.heads,
-                     n_encoder_layers=args.layers, n_decoder_layers=args.layers, d_ff=args.d_ff or 4 * args.d_model,
-                     warmup=args.warmup, dropout=args.dropout, em_sample=args.valid_sample,
+                     seed=args.seed, eval_every=args.eval_every,
+                     architecture={k: v for k, v in asked.items() if v is not None},
+                     warmup=args.warmup, em_sample=args.valid_sample,
                      dtype=args.dtype, vocab_size=args.vocab_size, time_budget=60 * args.time_budget,
                      threads=args.threads, ema=args.ema,
                      init_from=args.init_from or "",
@@ -53,11 +56,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--eval-every", type=int, default=500)
-    p.add_argument("--d-model", type=int, default=128)
-    p.add_argument("--heads", type=int, default=4)
-    p.add_argument("--layers", type=int, default=3)
-    p.add_argument("--d-ff", type=int, default=0, help="feed-forward width (0: 4 x d-model)")
-    p.add_argument("--dropout", type=float, default=0.1)
+    # The model's dimensions: each one not given keeps model.builtin.config.ModelConfig's default (d_model 128,
+    # 4 heads, 3 layers each side, d_ff 512, dropout 0.1).
+    p.add_argument("--d-model", type=int, help="model width (default 128)")
+    p.add_argument("--heads", type=int, help="attention heads per layer (default 4)")
+    p.add_argument("--layers", type=int, help="encoder and decoder layers each (default 3)")
+    p.add_argument("--d-ff", type=int, help="feed-forward width (default 4 x d-model)")
+    p.add_argument("--dropout", type=float, help="dropout (default 0.1)")
     p.add_argument("--warmup", type=int, default=400, help="steps of linear learning-rate warm-up")
     p.add_argument("--valid-sample", type=int, default=200,
                    help="validation sentences decoded at each evaluation for the curve's exact match and chrF")

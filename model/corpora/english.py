@@ -47,11 +47,13 @@ def relative(rel: Relative) -> list[Tok]:
     verb = verb_group(rel.verb, rel.tense, rel.negated, id(rel))
     other = noun_phrase(rel.other) if rel.other is not None else []
     tokens = [that, *other, *verb] if rel.kind == "object" else [that, *verb, *other]
-    if rel.place is not None:
-        tokens += place_phrase(rel.place)
-    if rel.because is not None:
-        tokens += because_clause(rel.because)
-    return tokens
+    return tokens + adjuncts(rel.place, rel.because)
+
+
+def adjuncts(place: Place | None, because: Clause | None) -> list[Tok]:
+    """What follows a clause's verb and objects, in order: its place phrase, then its `because` clause."""
+    return ((place_phrase(place) if place is not None else [])
+            + (because_clause(because) if because is not None else []))
 
 
 def clause(c: Clause) -> list[Tok]:
@@ -63,11 +65,7 @@ def clause(c: Clause) -> list[Tok]:
         tokens += noun_phrase(c.obj)
     if c.obj_relative is not None:
         tokens += relative(c.obj_relative)
-    if c.place is not None:
-        tokens += place_phrase(c.place)
-    if c.because is not None:
-        tokens += because_clause(c.because)
-    return tokens
+    return tokens + adjuncts(c.place, c.because)
 
 
 def realise(c: Clause) -> list[Tok]:

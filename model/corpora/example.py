@@ -25,11 +25,28 @@ def write_tsv(examples: Iterable[Example], path: str | os.PathLike) -> None:
             f.write(f"{ex.source}\t{ex.target}\t{ex.gold}\n")
 
 
-def read_tsv(path: str | os.PathLike) -> list[Example]:
-    """Reads `source<TAB>target[<TAB>gold]` lines (gold "" when absent); blank lines are skipped. A name
-    ending in `.gz` is read through gzip (the shipped Tatoeba files are compressed).
+def parse_line(line: str, need_target: bool = True) -> Example:
+    """One line of a sentence-pair file, `source<TAB>target[<TAB>gold]` (its line break already dropped), ->
+    Example; without need_target the target may be left out (`source` alone: target ""). Text is kept as
+    written. Raises ValueError with the reason: too many or too few columns, or an empty side."""
+    cols = line.split("\t")
+    least = 2 if need_target else 1
+    if not least <= len(cols) <= 3:
+        shape = "source<TAB>target[<TAB>gold]" if need_target else "source[<TAB>target[<TAB>gold]]"
+        raise ValueError(f"expected {shape}, got {len(cols)} column(s)")
+    if not cols[0].strip():
+        raise ValueError("the source is empty")
+    target = cols[1] if len(cols) > 1 else ""
+    if need_target and not target.strip():
+        raise ValueError("the target is empty")
+    return Example(cols[0], target if target.strip() else "", cols[2] if len(cols) == 3 else "")
 
-    Raises ValueError naming the line for a line without exactly 2 or 3 columns or with an empty side.
+
+def read_tsv(path: str | os.PathLike) -> list[Example]:
+    """Reads `source<TAB>target[<TAB>gold]` lines (parse_line; gold "" when absent); blank lines are skipped. A
+    name ending in `.gz` is read through gzip (the shipped Tatoeba files are compressed).
+
+    Raises ValueError naming the file and line for the first line parse_line refuses.
     """
     examples = []
     opener = gzip.open if str(path).endswith(".gz") else open
@@ -38,10 +55,8 @@ def read_tsv(path: str | os.PathLike) -> list[Example]:
             line = line.rstrip("\r\n")
             if not line.strip():
                 continue
-            cols = line.split("\t")
-            if len(cols) not in (2, 3) or not cols[0].strip() or not cols[1].strip():
-                raise ValueError(
-                    f"{path}:{number}: expected source<TAB>target[<TAB>gold], got {len(cols)} column(s): {line[:80]!r}"
-                )
-            examples.append(Example(cols[0], cols[1], cols[2] if len(cols) == 3 else ""))
+            try:
+                examples.append(parse_line(line))
+            except ValueError as exc:
+                raise ValueError(f"{path}:{number}: {exc}: {line[:80]!r}") from None
     return examples

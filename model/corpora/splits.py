@@ -119,3 +119,9 @@ def generate(
     twice. Train always holds the reference sentences (so it has at least that many)."""
     splits = generate_structured(pair, seed, n_train, n_valid, n_test, n_combo)
     return {name: [ex for ex, _ in items] for name, items in splits.items()}
+
+
+def first_test_examples(pair: str, n: int) -> list[Example]:
+    """The first n examples of the pair's test split (seed 0). The test split is drawn before the train split, so
+    this small draw gives the same first n sentences as the full one."""
+    return generate(pair, n_train=1, n_valid=1, n_test=n)["test"]

@@ -1,14 +1,20 @@
 """The seam between models and everything else.
 
 - `contract`: `Engine`, the abstract contract every model family implements (text, pieces, one teacher-forced
-  batch, an incremental `Stepper`), with the shared trace / decode / beam entry points;
-- `runs`: `DecodeOptions`, `RawRun` (one run in ids and arrays), `Stepper`;
+  batch, an incremental `Stepper`), with the shared trace / decode / beam entry points (its docstring says which
+  member is for what);
+- `runs`: `DecodeOptions`, `RawRun` (one run in ids and arrays), `Stepper`, `ContributionParts`, and `Decoder`
+  (what the decoding loop needs of an engine);
 - `decode`, `beam`: the one incremental decoding loop (greedy, sampling, forced prefix) and beam search;
 - `to_trace`, `trace`: raw runs -> `Trace`, the only thing that leaves model/ (JSON / NPZ readers and writers);
+- `contributions`, `lens`, `saliency`: the Trace's optional objects (norm-weighted attention, rollout and
+  source share; the logit lens; gradient saliency), computed by the contract; `gradients`: what saliency
+  needs from a family (`EmbeddedStep`);
+- `heads`: head names (`cross:2:3`), the kind codes and the keep masks of ablation; `bugs`: the bug switches;
+- `tensors`: padding a batch, tensors to arrays, (log-)softmax; `masks`, `text`: boolean attention masks and
+  input cleaning, shared by every family;
 - `errors`: `CheckpointError`, `ModelInputError` (messages for the user), the pickle refusal;
-- `contributions`: norm-weighted attention, rollout and source share, the Trace's `contributions` object;
 - `safety`: the checks before a model is allocated (size limit, safetensors header, the folder's files);
-- `masks`, `text`: boolean attention masks and input cleaning, shared by every family;
 - `loader`: `load_engine(folder or hub id)`, which picks the family.
 """
 

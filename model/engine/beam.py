@@ -7,20 +7,15 @@ attention rows, as they were computed at its steps.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 import torch
 
-from model.engine.decode import to_numpy
-from model.engine.runs import DecodeOptions, RawRun
-
-if TYPE_CHECKING:
-    from model.engine.contract import Engine
+from model.engine.runs import DecodeOptions, Decoder, RawRun
+from model.engine.tensors import to_numpy
 
 
 @torch.inference_mode()
-def beam_search(engine: Engine, src_ids: list[int], options: DecodeOptions) -> tuple[list[RawRun], list[list[dict]]]:
+def beam_search(engine: Decoder, src_ids: list[int], options: DecodeOptions) -> tuple[list[RawRun], list[list[dict]]]:
     """Returns (final hypotheses best first, the live beams after every step as {"tokens": ids, "score"}).
 
     The Stepper's reorder makes the engine's cache follow the kept hypotheses; `engine.restrict` may forbid

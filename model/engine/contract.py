@@ -6,6 +6,19 @@ one step and a cache reorder). Everything else, the one decoding loop (greedy, s
 and the turning of raw runs into Traces, is written once here and in `model.engine.decode`. A caller never
 reaches inside an engine (its network, its tokenizer): what it needs is a member below.
 
+Which member runs a model, by what the caller has:
+
+- text (and, for teacher forcing, a reference) -> a Trace: `trace`; many texts: `trace_batch`. The app, the
+  CLI's `trace` and the analyses that read Traces use these.
+- ids of (source, labels) pairs -> teacher-forced RawRuns, every pair in one pass: `teacher_forced_batch`, the
+  family's own pass (it checks the options first: `check_options`); need_weights=False for logits only
+  (scores, the probe's perturbed runs, ablation). One pair, attention included: `run_teacher_forced`.
+- ids of sources -> greedy or sampled RawRuns: `decode_batch` (the one loop, model.engine.decode); one source:
+  `run_generate`. Beam search of one source (hypotheses and the live beams): `run_beam`.
+
+Text in, text out over a test set is model.analysis.scores.translate_all, written on `decode_batch`. What the
+decoding loop itself needs of an engine is the smaller `model.engine.runs.Decoder`.
+
 Options are arguments (`DecodeOptions`); an engine never changes its loaded model's weights or what a plain
 run computes, so one engine can serve every session of a server (the Hugging Face adapter's head-off hooks are
 put on once at load time and act only inside the calling thread's own ablated run: model.hf.ablation).
@@ -20,18 +33,18 @@ from abc import ABC, abstractmethod
 from dataclasses import replace
 from typing import Any
 
-import numpy as np
 import torch
 
-from model.analysis.lens import lens
-from model.analysis.saliency import saliency
 from model.engine.beam import beam_search
 from model.engine.contributions import contributions
-from model.engine.decode import decode_batch, to_numpy
+from model.engine.decode import decode_batch
 from model.engine.errors import ModelInputError
 from model.engine.gradients import EmbeddedStep
 from model.engine.heads import expand, keep_masks
+from model.engine.lens import lens
 from model.engine.runs import ContributionParts, DecodeOptions, RawRun, Stepper
+from model.engine.saliency import saliency
+from model.engine.tensors import to_numpy
 from model.engine.text import unknown_words_warning
 from model.engine.to_trace import to_trace
 from model.engine.trace import Trace
@@ -136,7 +149,7 @@ class Engine(ABC):
         """Teacher forcing of each (source ids, label ids) pair in the setting of `options` (causal, shift,
         ablate): every row in one parallel pass, logits always, attention unless need_weights is False (then
         the attention arrays may be empty). With options.contributions a family may put each run's
-        ContributionParts from the same pass in run.extra["parts"]. The switches have been checked."""
+        ContributionParts from the same pass in run.extra["parts"]. A family calls `check_options` first."""
 
     @abstractmethod
     def start_decoding(self, srcs: list[list[int]], options: DecodeOptions, need_weights: bool) -> Stepper:
@@ -152,7 +165,7 @@ class Engine(ABC):
         return keep_masks(options.ablate, self.n_encoder_layers, self.n_decoder_layers, self.n_heads)
 
     def layer_logits(self, run: RawRun, options: DecodeOptions) -> torch.Tensor:
-        """The logit lens (model.analysis.lens): replay `run` in the setting of `options` (the same heads off) and
+        """The logit lens (model.engine.lens): replay `run` in the setting of `options` (the same heads off) and
         return (L_dec, m, V), each decoder layer's output through the final norm and output projection as the
         model applies them to its last layer; the last row is the replay's own logits. A family that cannot
         says so."""
@@ -160,7 +173,7 @@ class Engine(ABC):
 
     def embedded_step(self, run: RawRun, options: DecodeOptions, t: int, chosen: int) -> EmbeddedStep:
         """Row t of `run` as a differentiable function of its token embeddings, ending at the logit of id
-        `chosen` (model.engine.gradients; gradient saliency, model.analysis.saliency). A family that cannot
+        `chosen` (model.engine.gradients; gradient saliency, model.engine.saliency). A family that cannot
         says so."""
         raise ModelInputError(f"{self.name}: this {self.family} model cannot compute gradient saliency")
 
@@ -210,6 +223,12 @@ class Engine(ABC):
             raise ModelInputError("The logit lens and gradient saliency are not computed for a run with a bug "
                                   "switch on.")
 
+    def check_options(self, options: DecodeOptions) -> None:
+        """What a teacher-forced pass checks first: the causal / shift setting (check_switches) and the bug
+        switches (check_bugs)."""
+        self.check_switches(options.causal, options.shift)
+        self.check_bugs(options)
+
     def model_info(self) -> dict[str, Any]:
         return {"name": self.name, "family": self.family, "encoder_layers": self.n_encoder_layers,
                 "decoder_layers": self.n_decoder_layers, "heads": self.n_heads}
@@ -218,21 +237,14 @@ class Engine(ABC):
     def run_teacher_forced(self, src_ids: list[int], labels: list[int], causal: bool, shift: bool) -> RawRun:
         """One teacher-forced pass with attention."""
         options = DecodeOptions(mode="teacher_forced", causal=causal, shift=shift)
-        self.check_switches(causal, shift)
         return self.teacher_forced_batch([src_ids], [labels], options)[0]
-
-    def teacher_forced_logits(self, srcs: list[list[int]], labels: list[list[int]], causal: bool,
-                              shift: bool) -> list[np.ndarray]:
-        """Logits (m, V) of teacher forcing for each pair, batched where the family can."""
-        self.check_switches(causal, shift)
-        options = DecodeOptions(mode="teacher_forced", causal=causal, shift=shift)
-        return [r.logits for r in self.teacher_forced_batch(srcs, labels, options, need_weights=False)]
 
     def decode_batch(self, srcs: list[list[int]], options: DecodeOptions, need_weights: bool = True) -> list[RawRun]:
         """Greedy or sampled decoding of a batch of sources (model.engine.decode)."""
         return decode_batch(self, srcs, options, need_weights)
 
     def run_generate(self, src_ids: list[int], options: DecodeOptions) -> RawRun:
+        """Greedy or sampled decoding of one source."""
         return self.decode_batch([src_ids], options)[0]
 
     def run_beam(self, src_ids: list[int], options: DecodeOptions) -> tuple[list[RawRun], list[list[dict]]]:
@@ -241,12 +253,6 @@ class Engine(ABC):
         runs, steps = beam_search(self, src_ids, options)
         return runs, [[{"tokens": [self.piece(i) for i in b["tokens"]], "score": b["score"]} for b in s]
                       for s in steps]
-
-    def translate_batch(self, sources: list[str], max_len: int | None = None) -> list[str]:
-        """Greedy translations of normalised sources, batched, without capturing attention."""
-        srcs = [self.fit_source(self.encode_source(s)[0]) for s in sources]
-        runs = self.decode_batch(srcs, DecodeOptions(max_len=max_len), need_weights=False)
-        return [self.detokenize(r.out_ids) for r in runs]
 
     # ---- inputs -------------------------------------------------------------------------------------------
     def prepare_source(self, text: str) -> tuple[str, list[int], list[str], list[str]]:
@@ -298,7 +304,6 @@ class Engine(ABC):
                 raise ModelInputError("Teacher forcing needs a reference target.")
             options = replace(options, mode="teacher_forced")
             labels, target_warnings = self.prepare_target(target)
-            self.check_switches(options.causal, options.shift)
             run = self.teacher_forced_batch([src_ids], [labels], options)[0]
             return self._to_trace(run, options, normalised, warnings + target_warnings)
         if options.mode == "beam":
@@ -330,7 +335,6 @@ class Engine(ABC):
                 out[k] = exc
         if forced:
             tf = replace(options, mode="teacher_forced")
-            self.check_switches(tf.causal, tf.shift)
             runs = self.teacher_forced_batch([f[2] for f in forced], [f[3] for f in forced], tf)
             for (k, normalised, _, _, warnings), run in zip(forced, runs):
                 out[k] = self._to_trace(run, tf, normalised, warnings)

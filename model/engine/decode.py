@@ -1,25 +1,19 @@
 """The one incremental decoding loop (greedy, sampling, forced prefix), for every engine.
 
 The engine supplies a `Stepper` (one position per call, with its own key-value cache) and its decoding
-constants (start, end and padding ids, the forced prefix, the ids it never chooses). Row t of every attention
-is recorded at step t, as computed; the decoder self-attention row t has t+1 keys (the rest are masked: zero).
+constants (start, end and padding ids, the forced prefix, the ids it never chooses): `model.engine.runs.Decoder`
+declares what the loop needs of an engine, and it touches nothing else (beam search, model.engine.beam, the
+same). Row t of every attention is recorded at step t, as computed; the decoder self-attention row t has t+1
+keys (the rest are masked: zero).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 import torch
 
-from model.engine.runs import DecodeOptions, RawRun
-
-if TYPE_CHECKING:
-    from model.engine.contract import Engine
-
-
-def to_numpy(x: torch.Tensor) -> np.ndarray:
-    return x.detach().float().numpy()
+from model.engine.runs import DecodeOptions, Decoder, RawRun
+from model.engine.tensors import to_numpy
 
 
 def choose_next(logits: torch.Tensor, options: DecodeOptions, gen: torch.Generator) -> torch.Tensor:
@@ -34,7 +28,7 @@ def choose_next(logits: torch.Tensor, options: DecodeOptions, gen: torch.Generat
 
 
 @torch.inference_mode()  # lighter than no_grad per operation (no version counters): ~10% of a cached step
-def decode_batch(engine: Engine, srcs: list[list[int]], options: DecodeOptions,
+def decode_batch(engine: Decoder, srcs: list[list[int]], options: DecodeOptions,
                  need_weights: bool = True) -> list[RawRun]:
     """Incremental decoding of a batch of sources, one position per step; each run cut at its end token."""
     batch = len(srcs)

@@ -1,5 +1,5 @@
 """What gradient saliency needs from an engine: one step's logit as a differentiable function of the token
-embeddings the model reads (model.analysis.saliency does the rest, the same for every family).
+embeddings the model reads (model.engine.saliency does the rest, the same for every family).
 
 An engine fills in `EmbeddedStep` for decoder row t of a run: the embeddings of the source tokens and of the
 decoder inputs row t could see, the baseline (the model's padding embedding in every position), and `logit`,

@@ -7,7 +7,20 @@ import torch
 
 from model.engine.errors import ModelInputError
 
+# The kind codes of head names and links, in the order heads are listed: code -> the Trace's attention kind.
 KIND_CODES = {"enc": "encoder_self_attention", "dec": "decoder_self_attention", "cross": "cross_attention"}
+CODE_OF = {kind: code for code, kind in KIND_CODES.items()}
+
+
+def layers_of(n_encoder_layers: int, n_decoder_layers: int) -> dict[str, int]:
+    """Kind code -> how many layers of that kind the model has (cross-attention sits in the decoder layers)."""
+    return {"enc": n_encoder_layers, "dec": n_decoder_layers, "cross": n_decoder_layers}
+
+
+def every_head(n_encoder_layers: int, n_decoder_layers: int, n_heads: int) -> list[tuple[str, int, int]]:
+    """(kind code, layer, head) of every head, 1-based, in the order of KIND_CODES, then layer, then head."""
+    layers = layers_of(n_encoder_layers, n_decoder_layers)
+    return [(k, la, h) for k in KIND_CODES for la in range(1, layers[k] + 1) for h in range(1, n_heads + 1)]
 
 
 def check_spec(spec: str) -> None:
@@ -23,7 +36,7 @@ def check_spec(spec: str) -> None:
 def expand(specs: tuple[str, ...], n_encoder_layers: int, n_decoder_layers: int, n_heads: int) -> tuple[str, ...]:
     """Every head the specs name, as explicit `kind:layer:head` strings in a fixed order (kind, layer, head).
     A layer or head past the model's raises ModelInputError."""
-    layers = {"enc": n_encoder_layers, "dec": n_decoder_layers, "cross": n_decoder_layers}
+    layers = layers_of(n_encoder_layers, n_decoder_layers)
     named = set()
     for spec in specs:
         check_spec(spec)
@@ -42,7 +55,7 @@ def keep_masks(specs: tuple[str, ...], n_encoder_layers: int, n_decoder_layers: 
                n_heads: int) -> dict[str, torch.Tensor | None]:
     """kind code -> (layers, heads) float tensor, 0.0 for a switched-off head and 1.0 elsewhere; None for a
     kind with no head off (so that a run without ablation computes exactly what it always did)."""
-    layers = {"enc": n_encoder_layers, "dec": n_decoder_layers, "cross": n_decoder_layers}
+    layers = layers_of(n_encoder_layers, n_decoder_layers)
     masks: dict[str, torch.Tensor | None] = dict.fromkeys(KIND_CODES)
     for name in expand(specs, n_encoder_layers, n_decoder_layers, n_heads):
         kind, layer, head = name.split(":")

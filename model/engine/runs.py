@@ -1,11 +1,12 @@
-"""The data that crosses the seam inside model/: decoding options, a raw run in ids and arrays, and the
-incremental decoder (`Stepper`) an engine hands to the one decoding loop."""
+"""The data that crosses the seam inside model/: decoding options, a raw run in ids and arrays, the
+incremental decoder (`Stepper`) an engine hands to the one decoding loop, and `Decoder`, what that loop needs
+of an engine."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -27,8 +28,8 @@ class DecodeOptions:
     max_len: int | None = None  # None: the engine's default for the source length
     forced: tuple[int, ...] = ()  # free running: target ids chosen for the first steps, then continue
     report_top_k: int = 5
-    lens: bool = False  # add the logit lens of every decoder row to the Trace (model.analysis.lens)
-    saliency: bool = False  # add every row's gradient saliency to the Trace (model.analysis.saliency)
+    lens: bool = False  # add the logit lens of every decoder row to the Trace (model.engine.lens)
+    saliency: bool = False  # add every row's gradient saliency to the Trace (model.engine.saliency)
     ablate: tuple[str, ...] = ()  # heads switched off, "KIND:LAYER:HEAD" (1-based, * = all; model.engine.heads)
     contributions: bool = False  # add the contributions object to the Trace (model.engine.contributions)
     # Three more silent bugs of the references, each off by default (model.engine.bugs; engines that cannot
@@ -111,3 +112,27 @@ class Stepper(ABC):
         """The ContributionParts of row b's finished run, reusing this batch's encoding; None (the default):
         the engine replays the run instead (Engine.contribution_parts)."""
         return None
+
+
+class Decoder(Protocol):
+    """What the one decoding loop (model.engine.decode) and beam search (model.engine.beam) need of an engine,
+    and all they touch: its decoding constants, a Stepper for a batch of sources, and three decoding choices.
+    Every `Engine` is one (model.engine.contract defines these members); so may be a test's stand-in."""
+
+    start_id: int  # the id decoder position 0 reads
+    end_id: int  # written after a row has ended when the model has no padding id
+    eos_ids: frozenset[int]  # every id that ends a decoded sentence
+    pad_id: int | None  # written after a row has ended
+    n_heads: int  # beam search's attention arrays are (layers, n_heads, ...)
+
+    def start_decoding(self, srcs: list[list[int]], options: DecodeOptions, need_weights: bool) -> Stepper:
+        """Encode a batch of sources; the Stepper that decodes them."""
+
+    def forced_prefix(self, options: DecodeOptions) -> tuple[int, ...]:
+        """Target ids taken, not chosen, at the first steps."""
+
+    def restrict(self, logits: torch.Tensor) -> torch.Tensor:
+        """Logits of a free choice with the ids the family never chooses made impossible."""
+
+    def decode_length(self, options: DecodeOptions, n: int) -> int:
+        """Steps at the most for a batch whose longest source has n tokens."""

@@ -9,16 +9,11 @@ import numpy as np
 
 from model.engine.bugs import BUGS
 from model.engine.runs import DecodeOptions, RawRun
+from model.engine.tensors import softmax
 from model.engine.trace import Step, Trace
 
 if TYPE_CHECKING:
     from model.engine.contract import Engine
-
-
-def softmax(logits: np.ndarray) -> np.ndarray:
-    z = logits - logits.max(axis=-1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
 
 
 def to_trace(engine: Engine, run: RawRun, options: DecodeOptions, normalised: str, warnings: list[str],

@@ -14,6 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from model.engine.lens import check as check_lens
+from model.engine.saliency import check as check_saliency
+
 VERSION = 1
 KINDS = ("encoder_self_attention", "decoder_self_attention", "cross_attention")
 MODES = ("greedy", "beam", "sample", "teacher_forced")
@@ -73,10 +76,10 @@ class Trace:
 
     - `contributions`: {"method", "norm_weighted": {kind: array}, "rollout": {kind: array}, "source_share": (m,)}
       (DecodeOptions.contributions, `trace --contributions`; model.engine.contributions).
-    - `lens` (DecodeOptions.lens, `trace --lens`; model.analysis.lens): {"k", "layers": L, "top_k": per row per
+    - `lens` (DecodeOptions.lens, `trace --lens`; model.engine.lens): {"k", "layers": L, "top_k": per row per
       layer [{"token", "prob"}] * k, "chosen_prob": per row per layer, "chosen_rank": per row per layer (1 = top),
       "first_top_layer": per row the first layer (1-based) from which the chosen token stays top-1, or null}.
-    - `saliency` (DecodeOptions.saliency, `trace --saliency`; model.analysis.saliency): {"method", "baseline",
+    - `saliency` (DecodeOptions.saliency, `trace --saliency`; model.engine.saliency): {"method", "baseline",
       "tolerance", "steps": per row {"source": IG per source token, "prefix": IG per decoder input the row could
       see, "source_input_x_gradient", "prefix_input_x_gradient", "intervals", "logit", "baseline_logit",
       "completeness_error", "spearman": per cross-attention layer per head, rho or null}}.
@@ -98,9 +101,9 @@ class Trace:
     contributions: dict[str, Any] | None = None
     # Optional (asked for: DecodeOptions.lens / .saliency, `trace --lens` / `--saliency`), JSON-ready objects:
     # `lens` per decoder row and layer the top-k tokens of the logit lens, the chosen token's probability and
-    # rank, the first layer from which it stays top-1 (model.analysis.lens); `saliency` per decoder row the
+    # rank, the first layer from which it stays top-1 (model.engine.lens); `saliency` per decoder row the
     # integrated gradients and input x gradient over the source and target prefix, their completeness and the
-    # Spearman correlation with every cross-attention head (model.analysis.saliency). Both docstrings give the keys.
+    # Spearman correlation with every cross-attention head (model.engine.saliency). Both docstrings give the keys.
     lens: dict[str, Any] | None = None
     saliency: dict[str, Any] | None = None
     version: int = VERSION
@@ -286,13 +289,10 @@ def validate(t: Trace) -> None:
         if t.contributions["source_share"].shape != (m,):
             raise ValueError(f"trace: contributions source_share has shape {t.contributions['source_share'].shape}, "
                              f"not ({m},)")
-    if t.lens is not None or t.saliency is not None:  # imported here: model.analysis imports model.engine
-        from model.analysis import lens, saliency
-
-        if t.lens is not None:
-            lens.check(t.lens, m, t.cross_attention.shape[0])
-        if t.saliency is not None:
-            saliency.check(t.saliency, m, n)
+    if t.lens is not None:
+        check_lens(t.lens, m, t.cross_attention.shape[0])
+    if t.saliency is not None:
+        check_saliency(t.saliency, m, n)
 
 
 def read_contributions(d: Any) -> dict[str, Any] | None:

@@ -13,11 +13,11 @@ from typing import Any
 
 import torch
 
-from model.engine.decode import to_numpy
 from model.engine.errors import ModelInputError
 from model.engine.heads import KIND_CODES, head_output_norms
 from model.engine.masks import full_mask
 from model.engine.runs import ContributionParts, RawRun
+from model.engine.tensors import to_numpy
 from model.hf.probes import additive_mask
 
 POST_LN = ("marian", "bart")  # the attention reads the residual stream itself

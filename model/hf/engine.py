@@ -19,11 +19,11 @@ import numpy as np
 import torch
 
 from model.engine.contract import Engine
-from model.engine.decode import to_numpy
 from model.engine.errors import CheckpointError
 from model.engine.gradients import EmbeddedStep
 from model.engine.masks import full_mask
 from model.engine.runs import ContributionParts, DecodeOptions, RawRun, Stepper
+from model.engine.tensors import pad_batch, to_numpy
 from model.engine.text import MAX_INPUT_CHARS, clean
 from model.hf import lens
 from model.hf.ablation import ablating, install
@@ -54,17 +54,6 @@ def _ids(value: Any) -> set[int]:
     return {int(value)}
 
 
-def pad_ids(seqs: list[list[int]], pad: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Sequences of ids -> (ids (B, T) right-padded with `pad`, keep (B, T) long: 1 real, 0 padding)."""
-    width = max(len(s) for s in seqs)
-    ids = torch.full((len(seqs), width), pad, dtype=torch.long)
-    keep = torch.zeros((len(seqs), width), dtype=torch.long)
-    for i, s in enumerate(seqs):
-        ids[i, : len(s)] = torch.tensor(s, dtype=torch.long)
-        keep[i, : len(s)] = 1
-    return ids, keep
-
-
 class HFStepper(Stepper):
     """The model's own cache over one encoded batch (padded with the pad id). keep: the head masks to switch
     off (model.engine.heads.keep_masks), applied to the encoder here and to the decoder at every step."""
@@ -72,7 +61,8 @@ class HFStepper(Stepper):
     def __init__(self, model: Any, srcs: list[list[int]], pad: int, need_weights: bool,
                  keep: dict[str, torch.Tensor | None] | None = None) -> None:
         self.model, self.need_weights, self.head_keep = model, need_weights, keep
-        ids, self.keep = pad_ids(srcs, pad)
+        ids, real = pad_batch(srcs, pad)
+        self.keep = real.long()  # Hugging Face's attention_mask: 1 real, 0 padding
         with ablating(model, keep):
             self.enc = model.get_encoder()(input_ids=ids, attention_mask=self.keep, output_attentions=need_weights)
         self.enc_attentions = list(self.enc.attentions or [])
@@ -226,15 +216,16 @@ class HFEngine(Engine):
         causal off the full mask stops at each pair's own length. Each pair's arrays are cut to its lengths;
         attention comes back only when need_weights (or contributions, which are computed from it), else the
         arrays are empty. The heads of options.ablate are off."""
-        self.check_bugs(options)
+        self.check_options(options)
         keep = self.head_masks(options)
         pad = self.pad_id if self.pad_id is not None else self.end_id
         dec_ins = [[self.start_id, *labs[:-1]] if options.shift else list(labs) for labs in labels]
-        src, src_keep = pad_ids(srcs, pad)
-        dec, dec_keep = pad_ids(dec_ins, pad)
+        src, src_keep = pad_batch(srcs, pad)
+        src_keep = src_keep.long()  # Hugging Face's attention_mask
+        dec, dec_keep = pad_batch(dec_ins, pad)
         allowed = None
         if not options.causal:  # (B, 1, m, m): every query may read every real key of its own pair
-            allowed = (full_mask(dec.shape[1]) & dec_keep.bool()[:, None, None, :])
+            allowed = (full_mask(dec.shape[1]) & dec_keep[:, None, None, :])
         weights = need_weights or options.contributions
         with ablating(self.model, keep):
             out = forward(self.model, src, dec, allowed, hidden=options.contributions, src_keep=src_keep,

@@ -1,2 +1,3 @@
-"""Training our Transformer on a generated corpus (`train`), and scoring any engine on a test split
-(`evaluate`: BLEU, chrF, exact match, teacher-forced accuracy)."""
+"""Training our Transformer on a generated corpus or a user's file (`train`); its scores are computed by
+model.analysis.scores, as `eval`'s are.
+"""

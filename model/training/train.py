@@ -12,27 +12,26 @@ from __future__ import annotations
 import csv
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import sacrebleu
 import torch
 from torch import nn
 from tqdm import tqdm
 
-from model.analysis.alignment.card import CARD_HEADS, CARD_HEADS_N, card_heads
-from model.analysis.leakage import CARD_SAMPLE, card_sample, sample_test_split
-from model.builtin.batch import decoder_inputs, pad_batch
-from model.builtin.checkpoint import LOG, load_checkpoint, save_checkpoint
-from model.builtin.config import ModelConfig
+from model.analysis.card_pages import card_pages
+from model.analysis.scores import evaluate, rounded, text_scores, translate_all
+from model.builtin.batch import decoder_inputs
+from model.builtin.checkpoint import LOG, Checkpoint, load_checkpoint, save_checkpoint
+from model.builtin.config import ARCHITECTURE, ModelConfig
 from model.builtin.engine import BuiltinEngine
 from model.builtin.tokenizer import train_tokenizer
 from model.builtin.transformer import Transformer
 from model.builtin.word_counts import count_words
 from model.corpora import PAIRS
 from model.engine.masks import decoder_self_mask
-from model.training.evaluate import evaluate
+from model.engine.tensors import pad_batch
 
 VARIANTS = {"healthy": (True, True), "no-causal-mask": (False, True), "no-shift": (True, False),
             "no-scaling": (True, True)}  # (causal, shift)
@@ -50,14 +49,10 @@ class TrainConfig:
     eval_every: int = 500
     em_sample: int = 200
     seed: int = 0
-    vocab_size: int = 1000
-    d_model: int = 128
-    n_heads: int = 4
-    n_encoder_layers: int = 3
-    n_decoder_layers: int = 3
-    d_ff: int = 512
-    dropout: float = 0.1
-    max_positions: int = 256
+    vocab_size: int = 1000  # the size each new tokenizer is trained to (not with init_from)
+    # ModelConfig's dimensions (model.builtin.config.ARCHITECTURE: d_model, n_heads, ...) where they differ
+    # from its defaults; with init_from the start's own dimensions are used instead
+    architecture: dict[str, Any] = field(default_factory=dict)
     dtype: str = "float16"
     threads: int = 1
     time_budget: float = 0.0  # seconds of training loop; stop after the step that spends it (0: no limit)
@@ -74,6 +69,16 @@ class TrainConfig:
             raise ValueError(f"ema must be in [0, 1), got {self.ema!r}")
         if self.dtype not in ("float16", "float32"):
             raise ValueError("dtype must be float16 or float32")
+        unknown = sorted(set(self.architecture) - set(ARCHITECTURE))
+        if unknown:
+            raise ValueError(f"architecture: {unknown} are not among {ARCHITECTURE}")
+
+    def card_fields(self, cfg: ModelConfig) -> dict[str, Any]:
+        """What a card records as its train_config: these settings, with the dimensions actually trained
+        (`cfg`, the start's with init_from) in place of the ones asked for, and both vocabulary sizes."""
+        settings = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("architecture", "vocab_size")}
+        return {**settings, **{k: getattr(cfg, k) for k in ARCHITECTURE},
+                "src_vocab_size": cfg.src_vocab_size, "tgt_vocab_size": cfg.tgt_vocab_size}
 
 
 def length_buckets(lengths: list[int], batch_size: int, rng: random.Random) -> list[list[int]]:
@@ -106,8 +111,8 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(tc.seed)
-    # One intra-op thread: on a 2-core machine shared with anything else, OpenMP's spinning threads make
-    # a 2-thread step 10-20x slower than a 1-thread one (measured: 3.5 s against 0.15 s per step).
+    # As many intra-op threads as asked (default 1): more pay only on cores nothing else uses, since OpenMP's
+    # threads spin and wait for each other when they share cores with other work (README, "Grammar models").
     torch.set_num_threads(tc.threads)
     rng = random.Random(tc.seed)
     causal, shift = VARIANTS[tc.variant]
@@ -119,10 +124,8 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
         src_tok = train_tokenizer([s for s, _ in train_rows], tc.vocab_size, tc.raw_text)
         tgt_tok = train_tokenizer([t for _, t in train_rows], tc.vocab_size, tc.raw_text)
     cfg = start.config if start is not None else ModelConfig(
-        src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size, d_model=tc.d_model,
-                      n_heads=tc.n_heads, n_encoder_layers=tc.n_encoder_layers, n_decoder_layers=tc.n_decoder_layers,
-                      d_ff=tc.d_ff, dropout=tc.dropout, max_positions=tc.max_positions,
-                      scaled=tc.variant not in UNSCALED)
+        src_vocab_size=src_tok.vocab_size, tgt_vocab_size=tgt_tok.vocab_size, scaled=tc.variant not in UNSCALED,
+        **tc.architecture)
     limit = cfg.max_positions - 1
 
     def encode(rows):
@@ -141,10 +144,8 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
 
     def batch_loss(srcs, labs, fn):
         src, src_keep = pad_batch(srcs, cfg.pad_id)
-        dec_in, _ = pad_batch([decoder_inputs(lab, cfg, shift) for lab in labs], cfg.pad_id)
+        dec_in, tgt_keep = pad_batch([decoder_inputs(lab, cfg, shift) for lab in labs], cfg.pad_id)
         lab_t, _ = pad_batch(labs, cfg.pad_id)
-        lengths = torch.tensor([len(lab) for lab in labs])
-        tgt_keep = torch.arange(dec_in.shape[1])[None, :] < lengths[:, None]
         enc = model.encode(src, src_keep, need_weights=False)
         logits = model.decode(dec_in, enc, decoder_self_mask(tgt_keep, causal), need_weights=False).logits
         return fn(logits.reshape(-1, logits.shape[-1]), lab_t.reshape(-1)), logits, lab_t
@@ -188,7 +189,7 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
                    "seconds": round(seconds0 + time.perf_counter() - t0, 1)}
             _swap(params, shadow)
             row.update(_validate(model, valid_src, valid_lab, batch_loss, eval_loss_fn, cfg))
-            row.update(_free_running(model, src_tok, tgt_tok, valid_rows[: tc.em_sample], cfg))
+            row.update(_free_running(model, src_tok, tgt_tok, valid_rows[: tc.em_sample], cfg, tc.raw_text))
             _swap(params, shadow)
             log_rows.append(row)
             _write_log(log_path, log_rows)
@@ -204,7 +205,7 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
     card = {**meta, "text": "raw" if tc.raw_text else "conventions", "variant": tc.variant,
             "trained_causal": causal, "trained_shift": shift, "steps": step0 + steps_done,
             "train_seconds": round(seconds0 + seconds, 1), "parameters": n_params, "seed": tc.seed,
-            "train_config": {k: getattr(tc, k) for k in tc.__dataclass_fields__},
+            "train_config": tc.card_fields(cfg),
             "init_from": ({"path": tc.init_from, "steps": start.card.get("steps"),
                            "train_seconds": start.card.get("train_seconds")} if start is not None else None),
             "train_pairs": len(train_rows), "valid_pairs": len(valid_rows), "test_pairs": len(splits["test"])}
@@ -226,8 +227,7 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
                                    progress=progress))
             for name, rows in combos.items()}
     if "data" not in card and card.get("pair") in PAIRS:  # a built-in corpus (a user's TSV: its file's name)
-        card[CARD_SAMPLE] = card_sample(engine, card["pair"])
-        card[CARD_HEADS] = card_heads(engine, sample_test_split(card["pair"], CARD_HEADS_N))
+        card.update(card_pages(engine, card["pair"]))
     save_checkpoint(out, model, src_tok, tgt_tok, card, dtype=dtype, source_counts=counts)
     return card
 
@@ -239,10 +239,6 @@ def _swap(params: list[torch.Tensor], shadow: list[torch.Tensor] | None) -> None
         tmp = p.detach().clone()
         p.copy_(s)
         s.copy_(tmp)
-
-
-def rounded(metrics: dict[str, Any]) -> dict[str, Any]:
-    return {k: round(v, 5) if isinstance(v, float) else v for k, v in metrics.items()}
 
 
 @torch.no_grad()
@@ -259,19 +255,13 @@ def _validate(model, srcs, labs, batch_loss, loss_fn, cfg) -> dict[str, float]:
 
 
 @torch.no_grad()
-def _free_running(model, src_tok, tgt_tok, rows, cfg) -> dict[str, float]:
-    """Greedy translations of a validation sample: exact match and chrF (sacrebleu), for the training curve."""
-    from model.builtin.checkpoint import Checkpoint
-
+def _free_running(model, src_tok, tgt_tok, rows, cfg, raw_text: bool) -> dict[str, float]:
+    """Greedy translations of a validation sample: exact match and chrF (model.analysis.scores), for the
+    training curve."""
     model.eval()
-    engine = BuiltinEngine(Checkpoint(cfg, model, src_tok, tgt_tok, {}))
-    hyps = []
-    for i in range(0, len(rows), 64):
-        hyps.extend(engine.translate_batch([s for s, _ in rows[i:i + 64]]))
-    hyps = [" ".join(h.split()) for h in hyps]
-    refs = [" ".join(t.split()) for _, t in rows]
-    return {"valid_exact_match": round(sum(h == r for h, r in zip(hyps, refs)) / len(rows), 4),
-            "valid_chrf": round(sacrebleu.corpus_chrf(hyps, [refs]).score, 2)}
+    engine = BuiltinEngine(Checkpoint(cfg, model, src_tok, tgt_tok, {"text": "raw" if raw_text else "conventions"}))
+    scores = text_scores(translate_all(engine, [s for s, _ in rows]), [t for _, t in rows])
+    return {"valid_exact_match": round(scores["exact_match"], 4), "valid_chrf": round(scores["chrf"], 2)}
 
 
 def _write_log(path: Path, rows: list[dict[str, Any]]) -> None:

@@ -1,4 +1,4 @@
-"""The logit lens (model.analysis.lens, the engines' layer_logits): its last layer is the model's own next-token
+"""The logit lens (model.engine.lens, the engines' layer_logits): its last layer is the model's own next-token
 distribution, and every layer equals a hand computation from the weights of a tiny model."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import math
 import numpy as np
 import pytest
 
-from model.analysis.lens import first_top_layer
 from model.builtin.engine import BuiltinEngine
 from model.cli import main
 from model.engine import DecodeOptions, ModelInputError
+from model.engine.lens import first_top_layer
 from tests.conftest import ROOT
 
 SHIPPED = ROOT / "checkpoints" / "en-fr"

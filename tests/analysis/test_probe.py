@@ -8,16 +8,16 @@ import json
 import numpy as np
 import pytest
 
-from model.analysis.leakage import sample_report, sample_test_split
+from model.analysis.leakage import sample_report
 from model.analysis.probe import LEAK_THRESHOLD, probe, replacement_ids
 from model.cli import main
+from model.corpora import first_test_examples
 from model.engine import DecodeOptions, Engine, ModelInputError
 from model.engine.loader import load_engine
-from tests.conftest import ROOT
+from tests.fixtures.checkpoints import shipped_checkpoint
 
 TEXT = "the black cat sat on the mat ."
 TARGET = "le chat noir s' assit sur le tapis ."
-CKPT = ROOT / "checkpoints"
 DESIGN_KEYS = {"max_past_logit_change", "future_attention_mass", "leaks"}
 
 
@@ -63,7 +63,7 @@ def test_replacements_change_every_label_and_avoid_specials():
 
 
 class Unbatched:
-    """Any engine, seen through the base-class API only: no batched logits, optionally no causal switch."""
+    """Any engine, seen through the base-class API only: one pass per pair, optionally no causal switch."""
 
     def __init__(self, inner, causal_switch: bool = True) -> None:
         self._inner = inner
@@ -76,8 +76,8 @@ class Unbatched:
     def __getattr__(self, name):
         return getattr(self._inner, name)
 
-    def teacher_forced_logits(self, srcs, labels, causal, shift):
-        return [self._inner.run_teacher_forced(s, lab, causal, shift).logits for s, lab in zip(srcs, labels)]
+    def teacher_forced_batch(self, srcs, labels, options, need_weights=True):  # one pass per pair
+        return [self._inner.teacher_forced_batch([s], [lab], options, need_weights)[0] for s, lab in zip(srcs, labels)]
 
 
 def test_probe_uses_only_the_engine_api(tiny_engine):
@@ -120,27 +120,21 @@ def test_cli_empty_text_exits_2(tiny_ckpt, capsys):
 
 
 # ---- the shipped models (issue 5's figures, with margins) ----------------------------------------------------
-def shipped(name: str):
-    return pytest.mark.skipif(not (CKPT / name / "card.json").is_file(), reason=f"checkpoints/{name} not trained yet")
-
-
 @pytest.fixture(scope="module")
 def test_pairs():
-    return sample_test_split("en-fr", 48)
+    return first_test_examples("en-fr", 48)
 
 
-@shipped("en-fr")
-def test_shipped_en_fr_probe():
-    engine = load_engine(CKPT / "en-fr")
+def test_shipped_en_fr_leaks_nothing_with_the_mask_and_leaks_without_it():
+    engine = load_engine(shipped_checkpoint("en-fr"))
     on = probe(engine, TEXT, TARGET)
     assert on.max_past_logit_change <= 1e-5 and not on.leaks
     off = probe(engine, TEXT, TARGET, causal=False)
     assert off.max_past_logit_change > 1e-2 and off.leaks
 
 
-@shipped("en-fr-no-causal-mask")
 def test_shipped_no_causal_mask_looks_at_the_next_position(test_pairs):
-    engine = load_engine(CKPT / "en-fr-no-causal-mask")
+    engine = load_engine(shipped_checkpoint("en-fr-no-causal-mask"))
     assert engine.card.get("trained_causal") is False
     rep = sample_report(engine, [e.source for e in test_pairs], [e.target for e in test_pairs], causal=False,
                         shift=True)
@@ -148,9 +142,8 @@ def test_shipped_no_causal_mask_looks_at_the_next_position(test_pairs):
     assert rep.teacher_forced_accuracy > rep.exact_match + 0.3  # the silent gap
 
 
-@shipped("en-fr-no-shift")
 def test_shipped_no_shift_repeats_one_token(test_pairs):
-    engine = load_engine(CKPT / "en-fr-no-shift")
+    engine = load_engine(shipped_checkpoint("en-fr-no-shift"))
     assert engine.card.get("trained_shift") is False
     rep = sample_report(engine, [e.source for e in test_pairs], [e.target for e in test_pairs], causal=True,
                         shift=False)
@@ -158,7 +151,7 @@ def test_shipped_no_shift_repeats_one_token(test_pairs):
     assert rep.teacher_forced_accuracy > rep.exact_match + 0.3
 
 
-def test_probe_on_a_hugging_face_engine(tmp_path):
+def test_probe_finds_a_hugging_face_engines_leaks_with_the_mask_or_the_shift_off(tmp_path):
     pytest.importorskip("transformers")
     from tests.fixtures import hf_tiny
 
@@ -166,6 +159,6 @@ def test_probe_on_a_hugging_face_engine(tmp_path):
     text, target = "the black dog barked at the cat .", "le chien noir aboya contre le chat ."
     on = probe(engine, text, target)
     assert on.max_past_logit_change <= 1e-5 and not on.leaks
-    if engine.supports_causal_switch:
-        assert probe(engine, text, target, causal=False).leaks
+    assert engine.supports_causal_switch  # the Marian adapter switches the mask off (tests/hf/test_hf_engine.py)
+    assert probe(engine, text, target, causal=False).leaks
     assert probe(engine, text, target, shift=False).leaks

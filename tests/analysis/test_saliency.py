@@ -1,4 +1,4 @@
-"""Gradient saliency (model.analysis.saliency, the engines' embedded_step): integrated gradients are complete
+"""Gradient saliency (model.engine.saliency, the engines' embedded_step): integrated gradients are complete
 (they sum to the logit's difference from the padding baseline within TOLERANCE) on a shipped model and on tiny
 Hugging Face models, and the source gets exactly nothing when every cross-attention head is off."""
 
@@ -9,11 +9,11 @@ import json
 import numpy as np
 import pytest
 
-from model.analysis.saliency import MAX_STEPS, START, TOLERANCE, spearman
 from model.builtin.engine import BuiltinEngine
 from model.cli import main
 from model.engine import DecodeOptions
 from model.engine.loader import load_engine
+from model.engine.saliency import MAX_STEPS, START, TOLERANCE, spearman
 from tests.conftest import ROOT
 from tests.fixtures import hf_tiny
 

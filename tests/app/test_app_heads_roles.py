@@ -10,7 +10,7 @@ from app import state
 from app.render.roles import roles_html
 from app.screens.heads_roles import TITLES
 from model.analysis.head_roles import ROLE_RULE, head_roles
-from model.analysis.leakage import sample_test_split
+from model.corpora import first_test_examples
 from tests.app.test_app import ENTRY
 
 
@@ -26,7 +26,7 @@ def test_heads_page_names_every_heads_role(app, tiny_engine):
     app.select_slider(key="heads_n").set_value(25).run()
     app.button(key="heads_rank").click().run()
     assert not app.exception
-    expected = head_roles(tiny_engine, sample_test_split("en-fr", 25))
+    expected = head_roles(tiny_engine, first_test_examples("en-fr", 25))
     bodies = [h.proto.body for h in app.get("html")]
     for code in ("enc", "dec", "cross"):
         rows = [r for r in expected["heads"] if r["kind"] == code]

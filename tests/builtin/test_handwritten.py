@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from model.analysis.scores import translate_all
 from model.builtin.engine import BuiltinEngine
 from tests.conftest import ROOT
 
@@ -28,7 +29,7 @@ def translations(pair: str) -> dict[str, str]:
         pytest.skip(f"checkpoints/{pair} is not shipped in this checkout")
     engine = BuiltinEngine.load(folder)
     sources = [src for p, _, src, _ in rows() if p == pair]
-    return dict(zip(sources, engine.translate_batch([engine.normalise(s) for s in sources])))
+    return dict(zip(sources, translate_all(engine, sources)))
 
 
 def test_the_list_covers_every_combination_in_both_pairs():

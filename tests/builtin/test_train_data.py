@@ -72,6 +72,13 @@ def test_init_from_continues_the_log_and_keeps_the_vocabulary(trained, tmp_path)
             "--steps", "6", "--eval-every", "6", "--quiet")
     card = json.loads((out / "card.json").read_text(encoding="utf-8"))
     assert card["steps"] == 18 and card["init_from"]["steps"] == 12 and card["variant"] == "no-shift"
+    # The card's train_config names the dimensions trained, the start's (d_model 32, its vocabularies), not the
+    # defaults of the options this run did not give (it said d_model 128, vocab_size 1000).
+    start_config = json.loads((start / "config.json").read_text())
+    trained_config = {k: card["train_config"][k] for k in start_config if k in card["train_config"]}
+    assert trained_config == {k: v for k, v in start_config.items() if k in trained_config}
+    assert card["train_config"]["d_model"] == 32 and card["train_config"]["src_vocab_size"] == start_config[
+        "src_vocab_size"]
     assert (out / "source.model").read_bytes() == (start / "source.model").read_bytes()
     with open(out / "train_log.csv", newline="") as fh:
         steps = [int(row["step"]) for row in csv.DictReader(fh)]

@@ -17,8 +17,8 @@ from model.corpora import generate
 from model.engine import DecodeOptions
 from model.training.train import TrainConfig, train
 
-TINY = dict(d_model=32, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=64, vocab_size=300, eval_every=4,
-            em_sample=8, dtype="float32")
+TINY = dict(architecture=dict(d_model=32, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=64), vocab_size=300,
+            eval_every=4, em_sample=8, dtype="float32")
 
 
 def test_no_scaling_variant_trains_and_runs_unscaled(tmp_path):

@@ -15,8 +15,8 @@ from model.corpora import generate
 from model.training.train import TrainConfig, train
 from tests.conftest import ROOT
 
-TINY = dict(d_model=32, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=64, vocab_size=300, eval_every=4,
-            em_sample=8, dtype="float32")
+TINY = dict(architecture=dict(d_model=32, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=64), vocab_size=300,
+            eval_every=4, em_sample=8, dtype="float32")
 
 
 @pytest.fixture(scope="module")
@@ -66,3 +66,8 @@ def test_ema_saves_the_average_not_the_last_weights(rows, tmp_path):
 def test_bad_ema_is_refused():
     with pytest.raises(ValueError, match="ema"):
         TrainConfig(ema=1.0)
+
+
+def test_an_unknown_dimension_is_refused():
+    with pytest.raises(ValueError, match="d_modle"):
+        TrainConfig(architecture={"d_modle": 64})

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import torch
 
+from model.analysis.scores import translate_all
 from model.engine import CheckpointError, DecodeOptions, ModelInputError
 from model.engine.loader import load_engine
 from model.engine.trace import Trace
@@ -175,9 +176,9 @@ def test_bart_forces_its_first_token(engines):
     assert trace.decoder_input_tokens[0] == "</s>" and trace.target_tokens[0] == "<s>"
 
 
-def test_translate_batch_is_the_same_greedy(engine):
+def test_translate_all_is_the_same_greedy(engine):
     sources = [SOURCE, "a small bird sings .", "my sister reads a long book every night ."]
-    out = engine.translate_batch(sources, max_len=SHORT)
+    out = translate_all(engine, sources, max_len=SHORT)
     for text, hyp in zip(sources, out):
         run = engine.run_generate(engine.encode_source(engine.normalise(text))[0], DecodeOptions(max_len=SHORT))
         assert hyp == engine.detokenize(run.out_ids)

@@ -1,5 +1,10 @@
 """Word alignments from cross-attention, scored against gold links (precision, recall, AER).
 
+Modules: `links` (Pharaoh links and the metrics), `words` (pieces to words, word attention), `methods` (link
+extraction and method names), `scoring` (every method counted at once: `Tally`), `corpus` (an engine over a
+corpus, the `align` report), `card` (the head table kept in card.json), `uploads` (a user's test file). The rules
+they follow:
+
 **Pieces to words.** Attention is over subword pieces; gold links are over the whitespace tokens of the
 normalised sentence (docs/corpus.md). Pieces are grouped into words by one rule, the same on both sides:
 

@@ -15,6 +15,7 @@ from model.analysis.alignment.methods import Method
 from model.analysis.alignment.scoring import Tally
 from model.analysis.alignment.words import WordAttention, pooling
 from model.corpora import Example
+from model.corpora.example import parse_line
 
 MAX_LINES = 1000
 MAX_ERRORS = 8  # problems listed at once; the count of the rest is given
@@ -27,21 +28,18 @@ def parse_tsv(text: str, max_lines: int = MAX_LINES) -> tuple[list[Example], lis
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        cols = line.split("\t")
-        if len(cols) not in (2, 3):
-            problems.append(f"line {number}: expected source<TAB>target[<TAB>gold], found {len(cols)} column(s)")
+        try:
+            example = parse_line(line)
+        except ValueError as exc:
+            problems.append(f"line {number}: {exc}")
             continue
-        source, target, gold = cols[0].strip(), cols[1].strip(), cols[2].strip() if len(cols) == 3 else ""
-        if not source or not target:
-            problems.append(f"line {number}: the {'source' if not source else 'target'} is empty")
-            continue
-        if gold:
+        if example.gold.strip():
             try:
-                parse_pharaoh(gold).check(len(source.split()), len(target.split()))
+                parse_pharaoh(example.gold).check(len(example.source.split()), len(example.target.split()))
             except ValueError as exc:
                 problems.append(f"line {number}: gold links: {exc}")
                 continue
-        examples.append(Example(source, target, gold))
+        examples.append(example)
     if len(examples) > max_lines:
         problems.append(f"the file has {len(examples)} sentences; this page reads at most {max_lines} (use "
                         f"`python -m model align --data FILE.tsv` for more)")

@@ -1,7 +1,7 @@
 """The logit lens on the decoder (nostalgebraist 2020; for encoder-decoders, as in Langedijk et al. 2023's
 decoder lens): at every decoder row, what each decoder layer would predict if the model stopped there, read
 through the final norm and output projection the model applies to its last layer (the engine's
-`layer_logits`). The last layer's distribution is the model's own.
+`layer_logits`; model.builtin.lens, model.hf.lens). The last layer's distribution is the model's own.
 
 Trace key `lens` (JSON-ready, layers 1-based as a person reads them):
 `{"k": int, "layers": L, "top_k": [[[{"token", "prob"}] * k] * L] * m, "chosen_prob": [[float] * L] * m,
@@ -19,11 +19,7 @@ from typing import Any
 
 import numpy as np
 
-
-def softmax(logits: np.ndarray) -> np.ndarray:
-    z = logits - logits.max(axis=-1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
+from model.engine.tensors import softmax
 
 
 def first_top_layer(ranks: list[int]) -> int | None:
