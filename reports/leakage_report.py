@@ -22,7 +22,8 @@ from pathlib import Path
 
 import torch
 
-from model.analysis.leakage import sample_report, sample_test_split
+from model.analysis.leakage import sample_report
+from model.corpora import first_test_examples
 from model.analysis.probe import probe
 from model.engine.loader import load_engine
 
@@ -59,7 +60,7 @@ def main() -> int:
     if missing:
         print(f"error: not trained yet: {', '.join(missing)} (in {args.checkpoints})", file=sys.stderr)
         return 2
-    pairs = sample_test_split("en-fr", max(args.n, args.probe_n))
+    pairs = first_test_examples("en-fr", max(args.n, args.probe_n))
     report = {}
     for name, folder in folders.items():
         t0 = time.perf_counter()
