@@ -23,8 +23,8 @@ from pathlib import Path
 import torch
 
 from model.analysis.leakage import sample_report
-from model.corpora import first_test_examples
 from model.analysis.probe import probe
+from model.corpora import first_test_examples
 from model.engine.loader import load_engine
 
 ROOT = Path(__file__).resolve().parent.parent
