@@ -172,11 +172,11 @@ def test_one_replica_down_leaves_the_other_working(cluster):
             kept = found[survivor]
             for step in range(3, 7):  # the survivor's session goes on where it was
                 await step_and_check(kept, step)
-            lost = found[victim]  # its session died with its replica: the reconnect lands on the survivor, anew
-            run = await lost.reconnect()
-            assert not run.problems and answered(lost.replica) == survivor
-            assert load_test.explore_view(lost.page).step == 1
-            await step_and_check(lost, 2)
+            lost = found[victim]  # its session died with its replica: the reconnect lands on the survivor, anew,
+            run = await lost.reconnect()  # and, as a browser does, sends the page's address: the app reads its
+            assert not run.problems and answered(lost.replica) == survivor  # link and opens at the same step
+            assert load_test.explore_view(lost.page).step == 2
+            await step_and_check(lost, 3)
             fresh = await load_test.open_explore(cluster["url"], load_test.TEXT)  # a new visitor too
             assert answered(fresh.replica) == survivor
             await step_and_check(fresh, 2)
