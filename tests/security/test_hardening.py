@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import pickle
 import shutil
 import subprocess
 import sys
@@ -22,25 +21,12 @@ from model.engine import CheckpointError, DecodeOptions, ModelInputError
 from model.engine.loader import load_engine
 from model.engine.trace import Trace
 from tests.fixtures import hf_tiny
+from tests.fixtures.hostile import INPUTS, Marker, evil_pickle
 
 ROOT = Path(__file__).resolve().parents[2]
 torch.set_num_threads(1)
 
 # name -> (text, expected: "empty" | "ok" | "truncated")
-INPUTS = {
-    "empty": ("", "empty"),
-    "whitespace": ("  \n\t \u3000 ", "empty"),
-    "nul_only": ("\x00\x00\x07", "empty"),
-    "zero_width_only": ("\u200b\u200b\ufeff", "empty"),
-    "paste_100kb": ("the cat sat on the mat . " * 4200, "truncated"),
-    "emoji": ("the 🐱 sat on the 🧶 👍🏽 .", "ok"),
-    "right_to_left": ("مرحبا بالعالم שלום עולם", "ok"),
-    "control_chars": ("the\x00 cat\x07\x1b[31m sat\u202e on\x7f the mat .", "ok"),
-    "html_script": ("<script>alert('x')</script> <b>the cat</b> &amp; <img src=x onerror=alert(1)>", "ok"),
-    "markdown": ("**the** [cat](javascript:alert(1)) $x^2$ :red[sat] `code`", "ok"),
-    "lone_surrogate": ("the cat \ud800 sat .", "ok"),
-    "longer_than_positions": (" ".join(["cat"] * 300), "truncated"),
-}
 
 
 @pytest.fixture(scope="module")
@@ -139,20 +125,6 @@ def test_cli_bad_text_on_a_good_model_in_a_process(tiny_ckpt, tmp_path):
 
 
 # ---- files --------------------------------------------------------------------------------------------------------
-class Marker:
-    """Unpickling this touches a marker file: the proof that code from a file ran."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def __reduce__(self):
-        return (Path.touch, (self.path,))
-
-
-def evil_pickle(path: Path, marker: Path) -> None:
-    path.write_bytes(pickle.dumps({"state_dict": Marker(marker)}))
-
-
 def copy(src: Path, dst: Path) -> Path:
     shutil.copytree(src, dst)
     return dst

@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from app import registry
 from tests.conftest import build_tiny_checkpoint
 from tests.fixtures import hf_tiny
-from tests.security.test_hardening import INPUTS, evil_pickle
+from tests.fixtures.hostile import INPUTS, evil_pickle
 
 APP = Path(__file__).resolve().parents[2] / "app"
 ENTRY = str(APP / "streamlit_app.py")
