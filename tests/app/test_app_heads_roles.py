@@ -8,7 +8,6 @@ from streamlit.testing.v1 import AppTest
 
 from app import state
 from app.render.roles import roles_html
-from app.screens.heads_roles import TITLES
 from model.analysis.head_roles import ROLE_RULE, head_roles
 from model.corpora import first_test_examples
 from tests.app.test_app import ENTRY
@@ -30,5 +29,6 @@ def test_heads_page_names_every_heads_role(app, tiny_engine):
     bodies = [h.proto.body for h in app.get("html")]
     for code in ("enc", "dec", "cross"):
         rows = [r for r in expected["heads"] if r["kind"] == code]
-        assert roles_html(rows, f"{TITLES[code]}: what each head attends to", escape=state.text) in bodies
+        title = state.KINDS_BY_CODE[code][1]
+        assert roles_html(rows, f"{title}: what each head attends to", escape=state.text) in bodies
     assert any(state.text(ROLE_RULE) in c.value for c in app.caption)
