@@ -12,8 +12,8 @@ from streamlit.testing.v1 import AppTest
 from app.screens.alignment_upload import by_file_line
 from model.analysis.alignment import Method, align_upload, parse_pharaoh, parse_tsv
 from model.analysis.alignment.uploads import word_map
-from tests.app.test_app_alignment_upload import PAGE, upload
 from tests.conftest import SOURCES, TARGETS
+from tests.fixtures.apptest import ALIGNMENT, upload
 
 NATURAL = ("The black cat sat on the mat.", "Le chat noir s'assit sur le tapis.")  # "mat." is "mat ." normalised
 FILE = (f"{SOURCES[0]}\t{TARGETS[0]}\n\n{NATURAL[0]}\t{NATURAL[1]}\n"
@@ -55,7 +55,7 @@ def test_one_method_name_on_the_ranking_and_the_download(tiny_ckpt, monkeypatch)
     monkeypatch.setattr(registry, "SOURCES", [registry.operator_entries])
     monkeypatch.setenv("LENS_MODEL_DIRS", str(tiny_ckpt))
     st.cache_data.clear()
-    at = AppTest.from_file(PAGE, default_timeout=90)
+    at = AppTest.from_file(ALIGNMENT, default_timeout=90)
     at.session_state["preset"] = "custom"
     at.session_state["align_extract"] = "union"
     at.run()

@@ -16,9 +16,9 @@ from streamlit.testing.v1 import AppTest
 from app import registry
 from model.analysis.alignment import parse_tsv
 from tests.conftest import SOURCES, TARGETS, build_tiny_checkpoint
+from tests.fixtures.apptest import ALIGNMENT, upload
 from tests.fixtures.drawings import drawings, texts
 
-PAGE = str(Path(__file__).resolve().parents[2] / "app" / "screens" / "alignment.py")
 GOLD = ["0-0 1-1 2-2 3-3", "0-0 1-1 2-2 3-3 6-4", "0-0 1-1 2-2", "0-0 1-1 2-2 4-4", "0-0 1-1 3-2"]
 WITH_GOLD = "".join(f"{s}\t{t}\t{g}\n" for s, t, g in zip(SOURCES, TARGETS, GOLD))
 NO_GOLD = "".join(f"{s}\t{t}\n" for s, t in zip(SOURCES, TARGETS))
@@ -35,16 +35,11 @@ def app(model, monkeypatch) -> AppTest:
     monkeypatch.setenv("LENS_MODEL_DIRS", str(model))
     st.cache_resource.clear()
     st.cache_data.clear()
-    at = AppTest.from_file(PAGE, default_timeout=90)
+    at = AppTest.from_file(ALIGNMENT, default_timeout=90)
     at.session_state["preset"] = "custom"
     at.session_state["source"] = SOURCES[0]
     at.session_state["target"] = TARGETS[0]
     at.session_state["align_n"] = 20
-    return at.run()
-
-
-def upload(at: AppTest, text: str, name: str = "mine.tsv") -> AppTest:
-    at.file_uploader(key="align_upload").upload(name, text.encode(), "text/tab-separated-values")
     return at.run()
 
 
