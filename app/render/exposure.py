@@ -28,8 +28,9 @@ def probability_lines(reference: Sequence[str], p_tf: np.ndarray, p_free: np.nda
                    hovertemplate="%{x}<br>p = %{y:.4f}<extra></extra>")])
     if first_difference is not None and first_difference < len(x):
         fig.add_vline(x=first_difference, line=dict(color="#495057", dash="dash"))
-        fig.add_annotation(x=first_difference, y=1, yref="paper", text="prefixes part", showarrow=False,
-                           xanchor="left", yanchor="bottom", font=dict(size=12))
+        # Named in the legend (a label over the plot's top edge would sit on the legend's row).
+        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines", line=dict(color="#495057", dash="dash"),
+                                 name=f"the prefixes part (step {first_difference + 1})", hoverinfo="skip"))
     fig.update_layout(title=dict(text="Probability of the reference token at each step", x=0.01, font=dict(size=14)),
                       font=figures.FONT, height=330, margin=dict(l=10, r=10, t=60, b=10), plot_bgcolor="#ffffff",
                       legend=dict(orientation="h", y=1.0, x=1, xanchor="right", yanchor="bottom"),

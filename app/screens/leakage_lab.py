@@ -267,6 +267,9 @@ def sentence_column(key: str, engine, source: str, target: str, signature: str) 
                  help="Teacher-forced token accuracy on the test split, as trained (card.json).")
         b.metric("exact match", f"{metrics.get('exact_match', float('nan')):.1%}",
                  help="Free-running (greedy) translations equal to the reference, test split (card.json).")
+        if "chrf" in metrics:
+            st.caption(f"free-running chrF **{metrics['chrf']:.1f}**" +
+                       (f" · BLEU {metrics['bleu']:.1f}" if "bleu" in metrics else "") + " (test split, card)")
     try:
         greedy = services.get_trace(key, source, None, services.options_key(DecodeOptions(mode="greedy")))
         tf = (services.get_trace(key, source, target, services.options_key(

@@ -120,7 +120,8 @@ def test_broken_models_show_the_no_scaling_model_when_installed(tmp_path, monkey
     folders = write_trio(tmp_path)
     extra = build_tiny_checkpoint(tmp_path / "en-fr-no-scaling", seed=3, scaled=False)
     card = json.loads((extra / "card.json").read_text())
-    card.update(variant="no-scaling", test_metrics={"teacher_forced_accuracy": 0.4, "exact_match": 0.0})
+    card.update(variant="no-scaling", test_metrics={"teacher_forced_accuracy": 0.4, "exact_match": 0.0,
+                                                    "chrf": 12.34, "bleu": 1.5})
     (extra / "card.json").write_text(json.dumps(card))
     monkeypatch.setattr(registry, "SOURCES", [registry.operator_entries])
     monkeypatch.setenv("LENS_MODEL_DIRS", os.pathsep.join(str(p) for p in [*folders, extra]))
@@ -136,6 +137,7 @@ def test_broken_models_show_the_no_scaling_model_when_installed(tmp_path, monkey
     assert not at.exception and not at.error
     chart(at, "leak_sig_en-fr-no-scaling")
     assert any("no 1/√d_k scaling" in c.value for c in at.caption)
+    assert any("free-running chrF **12.3** · BLEU 1.5" in c.value for c in at.caption)  # beside TF accuracy
     assert list(at.dataframe[0].value.columns)[1:] == ["en-fr", "en-fr-no-causal-mask", "en-fr-no-shift",
                                                        "en-fr-no-scaling"]
     st.cache_resource.clear()

@@ -64,7 +64,7 @@ def test_sample_measures_reads_the_card_and_measures_other_sizes(monkeypatch):
 ALIGN_DATA = CHECKPOINTS.parent / "assets" / "data"
 
 
-@pytest.mark.parametrize("name", ("en-fr", "de-en", "en-fr-no-causal-mask", "en-fr-no-shift"))
+@pytest.mark.parametrize("name", ("en-fr", "de-en", "en-fr-no-causal-mask", "en-fr-no-shift", "en-fr-no-scaling"))
 def test_shipped_cards_hold_the_head_table_of_the_test_split(name):
     kept = card(name)[alignment.CARD_HEADS]
     pair = card(name)["pair"]
