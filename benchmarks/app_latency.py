@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.harness import CHROMIUM, ROOT, ROW_SHOWN, SOURCE_SHOWN, launch, served, time_next_clicks
+from benchmarks.harness import CHROMIUM, ROOT, ROW_SHOWN, SOURCE_SHOWN, browser_page, served, time_next_clicks
 
 SOURCE = "the black cat sat on the mat ."
 
@@ -75,22 +75,14 @@ def next_clicks(at, n: int) -> list[float]:
 
 def browser_clicks(env: dict[str, str], n: int) -> list[float]:
     """Seconds from a Next click to the new row drawn in Chromium, n clicks on SOURCE in the page's grid."""
-    from playwright.sync_api import sync_playwright
-
-    with served(env) as (url, _), sync_playwright() as p:
-        browser = launch(p)
-        try:
-            page = browser.new_page(viewport={"width": 1500, "height": 1400})
-            page.goto(url)
-            page.locator(".st-key-next button").wait_for(timeout=120_000)
-            box = page.locator(".st-key-source input, .st-key-source textarea")
-            box.fill(SOURCE)
-            box.press("Enter")
-            page.wait_for_function(SOURCE_SHOWN, arg=[SOURCE.replace(" ", "")], timeout=120_000)
-            page.wait_for_function(ROW_SHOWN, arg=[0], timeout=120_000)
-            return time_next_clicks(page, n, timeout_ms=60_000).seconds
-        finally:
-            browser.close()
+    with served(env) as (url, _), browser_page(url) as page:
+        page.locator(".st-key-next button").wait_for(timeout=120_000)
+        box = page.locator(".st-key-source input, .st-key-source textarea")
+        box.fill(SOURCE)
+        box.press("Enter")
+        page.wait_for_function(SOURCE_SHOWN, arg=[SOURCE.replace(" ", "")], timeout=120_000)
+        page.wait_for_function(ROW_SHOWN, arg=[0], timeout=120_000)
+        return time_next_clicks(page, n, timeout_ms=60_000).seconds
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -39,7 +39,7 @@ from benchmarks.harness import (
     SOURCE_SHOWN,
     WebsocketBytes,
     app_env,
-    launch,
+    browser_page,
     served,
     time_next_clicks,
 )
@@ -90,20 +90,14 @@ def server_clicks(env: dict[str, str], n: int, view: str | None) -> tuple[list[f
 def browser_clicks(env: dict[str, str], n: int, view: str | None) -> tuple[list[float], list[int], str]:
     """Seconds from a Next click to the new row drawn, and websocket bytes received meanwhile, per click; and
     the view that was shown (from the page's own link)."""
-    from playwright.sync_api import sync_playwright
-
-    with served(env) as (url, _), sync_playwright() as p:
-        browser = launch(p)
-        try:
-            page = browser.new_page(viewport={"width": 1500, "height": 1400})
-            meter = WebsocketBytes().attach(page)
-            page.goto(f"{url}/?{urlencode(link(view))}")
-            page.wait_for_function(SOURCE_SHOWN, arg=["blackcatsatonthemat"], timeout=300_000)
-            page.wait_for_function(ROW_SHOWN, arg=[0], timeout=300_000)
-            clicks = time_next_clicks(page, n, meter=meter, settle_ms=300)
-            shown = parse_qs(urlsplit(page.url).query).get("view", ["?"])[0]
-        finally:
-            browser.close()
+    meter = WebsocketBytes()
+    with served(env) as (url, _), browser_page("about:blank") as page:
+        meter.attach(page)
+        page.goto(f"{url}/?{urlencode(link(view))}")
+        page.wait_for_function(SOURCE_SHOWN, arg=["blackcatsatonthemat"], timeout=300_000)
+        page.wait_for_function(ROW_SHOWN, arg=[0], timeout=300_000)
+        clicks = time_next_clicks(page, n, meter=meter, settle_ms=300)
+        shown = parse_qs(urlsplit(page.url).query).get("view", ["?"])[0]
     return clicks.seconds, clicks.bytes, shown
 
 

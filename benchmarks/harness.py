@@ -9,7 +9,8 @@ and pytest puts the root on the import path (`pythonpath` in pyproject.toml).
   `CHIPS`, `SOURCE_SHOWN`, `IDLE`);
 - a server: `free_port`, `app_env`, `serve` / `wait_healthy` / `stop`, and `served` (start and stop around a
   `with` block);
-- a browser: `CHROMIUM`, `LAUNCH_ARGS`, `launch`, `WebsocketBytes`, and `time_next_clicks` (the step-click loop);
+- a browser: `CHROMIUM`, `LAUNCH_ARGS`, `launch`, `browser_page`, `WebsocketBytes`, and `time_next_clicks` (the
+  step-click loop);
 - figures: `percentile`, `rss_mb`, `cpu_seconds`.
 """
 
@@ -130,6 +131,22 @@ def launch(playwright):
     """Debian's Chromium with the project's flags, from a sync or async Playwright (await the result of the
     latter)."""
     return playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+
+
+@contextlib.contextmanager
+def browser_page(url: str, width: int = 1500, height: int = 1400, **page_args) -> Iterator:
+    """A fresh Chromium page (sync Playwright) of width x height px opened on `url`; the browser is closed when
+    the `with` block ends."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = launch(p)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height}, **page_args)
+            page.goto(url)
+            yield page
+        finally:
+            browser.close()
 
 
 @dataclass

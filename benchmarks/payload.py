@@ -34,7 +34,7 @@ import plotly.io as pio
 import torch
 
 from app.render import views
-from benchmarks.harness import ATTENTION, CHROMIUM, IDLE, WebsocketBytes, app_env, launch, served
+from benchmarks.harness import ATTENTION, CHROMIUM, IDLE, WebsocketBytes, app_env, browser_page, served
 from model.builtin.checkpoint import load_checkpoint, save_checkpoint
 from model.engine.trace import KINDS, Step, Trace
 
@@ -141,52 +141,47 @@ def blocked_eos_checkpoint(folder: Path, positions: int, **dims) -> Path:
 def browser_bytes(folder: Path, rows: int, panels: int, timeout_s: float = 600) -> dict:
     """Serve the app on `folder`, drive one run of `rows` decoder rows to its end; bytes and seconds per view."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
-    from playwright.sync_api import sync_playwright
 
     from app.render import figures
 
     ckpt = load_checkpoint(folder)
     bos = ckpt.target_tokenizer.piece(ckpt.config.bos_id)  # decoder self-attention's first key
     out: dict = {}
-    with served(app_env(folder)) as (url, _), sync_playwright() as p:
-        browser = launch(p)
-        try:
-            page = browser.new_page(viewport={"width": 1500, "height": 1400})
-            meter = WebsocketBytes().attach(page)
-            page.goto(url)
-            box = page.locator(".st-key-source input, .st-key-source textarea")
-            box.wait_for(timeout=timeout_s * 1000)
-            box.fill(LONG_SOURCE)
-            box.press("Enter")
-            page.locator(".st-key-end button").wait_for(timeout=timeout_s * 1000)
-            page.locator(CHART).first.wait_for(timeout=timeout_s * 1000)
-            # a long source (and a many-headed model) opens on one panel: switch to the grid once the page is idle
-            # (a click during a rerun can land on a stale button and be lost), and wait until the grid is drawn
-            for attempt in range(3):  # a click that still landed on a stale button is clicked again
-                page.locator(IDLE).wait_for(timeout=timeout_s * 1000)
-                page.locator(".st-key-view").get_by_text("Grid", exact=True).click()
-                try:
-                    page.wait_for_function(GRID, arg=[panels], timeout=timeout_s * 1000 / 3)
-                    break
-                except PlaywrightTimeout:
-                    print(f"payload: the grid was not drawn after click {attempt + 1}", file=sys.stderr)
-                    if attempt == 2:
-                        page.screenshot(path=str(Path(folder) / "grid_not_drawn.png"))
-                        raise
-            for view, key0, action in (
-                    ("cross_attention", "", lambda: page.locator(".st-key-end button").click()),
-                    ("decoder_self_attention", f"0 {bos}",
-                     lambda: page.locator(".st-key-kind").get_by_text("Decoder", exact=True).click())):
-                page.locator(IDLE).wait_for(timeout=timeout_s * 1000)
-                page.wait_for_timeout(500)
-                page.evaluate(MARK)
-                before, start = meter.total, time.perf_counter()
-                action()
-                page.wait_for_function(DRAWN, arg=[rows, panels, figures.escape(key0), key0],
-                                       timeout=timeout_s * 1000)
-                out[view] = {"bytes": meter.total - before, "seconds": time.perf_counter() - start}
-        finally:
-            browser.close()
+    meter = WebsocketBytes()
+    with served(app_env(folder)) as (url, _), browser_page("about:blank") as page:
+        meter.attach(page)
+        page.goto(url)
+        box = page.locator(".st-key-source input, .st-key-source textarea")
+        box.wait_for(timeout=timeout_s * 1000)
+        box.fill(LONG_SOURCE)
+        box.press("Enter")
+        page.locator(".st-key-end button").wait_for(timeout=timeout_s * 1000)
+        page.locator(CHART).first.wait_for(timeout=timeout_s * 1000)
+        # a long source (and a many-headed model) opens on one panel: switch to the grid once the page is idle
+        # (a click during a rerun can land on a stale button and be lost), and wait until the grid is drawn
+        for attempt in range(3):  # a click that still landed on a stale button is clicked again
+            page.locator(IDLE).wait_for(timeout=timeout_s * 1000)
+            page.locator(".st-key-view").get_by_text("Grid", exact=True).click()
+            try:
+                page.wait_for_function(GRID, arg=[panels], timeout=timeout_s * 1000 / 3)
+                break
+            except PlaywrightTimeout:
+                print(f"payload: the grid was not drawn after click {attempt + 1}", file=sys.stderr)
+                if attempt == 2:
+                    page.screenshot(path=str(Path(folder) / "grid_not_drawn.png"))
+                    raise
+        for view, key0, action in (
+                ("cross_attention", "", lambda: page.locator(".st-key-end button").click()),
+                ("decoder_self_attention", f"0 {bos}",
+                 lambda: page.locator(".st-key-kind").get_by_text("Decoder", exact=True).click())):
+            page.locator(IDLE).wait_for(timeout=timeout_s * 1000)
+            page.wait_for_timeout(500)
+            page.evaluate(MARK)
+            before, start = meter.total, time.perf_counter()
+            action()
+            page.wait_for_function(DRAWN, arg=[rows, panels, figures.escape(key0), key0],
+                                   timeout=timeout_s * 1000)
+            out[view] = {"bytes": meter.total - before, "seconds": time.perf_counter() - start}
     return out
 
 

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from benchmarks.harness import ATTENTION, CHROMIUM, launch, served
+from benchmarks.harness import ATTENTION, CHROMIUM, browser_page, served
 from tests.fixtures.checkpoints import shipped_checkpoint
 
 # JS: texts of the labels in the main area's buttons that the browser shows cut (ellipsis or overflow).
@@ -34,15 +34,7 @@ def shipped_server():
 @contextlib.contextmanager
 def open_page(url: str, width: int, height: int, query: str = ""):
     """A fresh browser at width x height on the page, once its step bar is drawn."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = launch(p)
-        try:
-            page = browser.new_page(viewport={"width": width, "height": height}, device_scale_factor=1)
-            page.goto(url + query)
-            page.locator(".st-key-next button").wait_for(timeout=60_000)
-            page.locator(ATTENTION).wait_for(timeout=60_000)
-            yield page
-        finally:
-            browser.close()
+    with browser_page(url + query, width, height, device_scale_factor=1) as page:
+        page.locator(".st-key-next button").wait_for(timeout=60_000)
+        page.locator(ATTENTION).wait_for(timeout=60_000)
+        yield page

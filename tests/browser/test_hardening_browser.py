@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import CHROMIUM, LAUNCH_ARGS, served
+from benchmarks.harness import CHROMIUM, browser_page, served
 
 pytestmark = [
     pytest.mark.browser,
@@ -27,30 +27,24 @@ def server(tiny_ckpt):
 
 
 def test_typed_markup_is_shown_as_text(server):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1200})
-            page.goto(server)
-            box = page.locator(".st-key-source input")
-            box.wait_for(timeout=60_000)
-            box.fill(HOSTILE)
-            box.press("Enter")
-            caption = page.get_by_text("Normalised to the corpus conventions", exact=False)
-            expect(caption).to_be_visible(timeout=60_000)
-            shown = caption.inner_text()
-            for literal in ("<script>", "<b>bold</b>", "<img", "**md**", "$x$", ": red[cat]"):
-                assert literal in shown, (literal, shown)
-            main = page.locator("section.stMain, [data-testid='stMain']").first
-            assert main.locator("b, strong, img, script, em").filter(has_text="bold").count() == 0
-            assert main.locator("img[src='x'], script:has-text('pwned')").count() == 0
-            assert "&#" not in main.inner_text()  # character references are decoded, not shown raw
-            page.wait_for_timeout(500)
-            assert page.evaluate("window.pwned") is None
-            box.fill("   ")
-            box.press("Enter")
-            expect(page.get_by_text("The source text is empty: type a sentence.")).to_be_visible(timeout=30_000)
-        finally:
-            browser.close()
+    with browser_page(server, 1400, 1200) as page:
+        box = page.locator(".st-key-source input")
+        box.wait_for(timeout=60_000)
+        box.fill(HOSTILE)
+        box.press("Enter")
+        caption = page.get_by_text("Normalised to the corpus conventions", exact=False)
+        expect(caption).to_be_visible(timeout=60_000)
+        shown = caption.inner_text()
+        for literal in ("<script>", "<b>bold</b>", "<img", "**md**", "$x$", ": red[cat]"):
+            assert literal in shown, (literal, shown)
+        main = page.locator("section.stMain, [data-testid='stMain']").first
+        assert main.locator("b, strong, img, script, em").filter(has_text="bold").count() == 0
+        assert main.locator("img[src='x'], script:has-text('pwned')").count() == 0
+        assert "&#" not in main.inner_text()  # character references are decoded, not shown raw
+        page.wait_for_timeout(500)
+        assert page.evaluate("window.pwned") is None
+        box.fill("   ")
+        box.press("Enter")
+        expect(page.get_by_text("The source text is empty: type a sentence.")).to_be_visible(timeout=30_000)

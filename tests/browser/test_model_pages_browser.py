@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import CHROMIUM, LAUNCH_ARGS, served
+from benchmarks.harness import CHROMIUM, browser_page, served
 from tests.fixtures.checkpoints import build_tiny_checkpoint
 
 pytestmark = [
@@ -35,27 +35,21 @@ def server(folders):
 
 
 def test_a_folder_opened_in_single_user_mode_stays_on_every_page(server, folders):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     mine = folders[0]
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(server)
-            box = page.locator(".st-key-any_folder input")
-            box.wait_for(timeout=60_000)
-            box.fill(str(mine))
-            box.press("Enter")
-            sidebar = page.locator("[data-testid='stSidebar']")
-            picker = sidebar.locator(".st-key-model input")
+    with browser_page(server, 1400, 1000) as page:
+        box = page.locator(".st-key-any_folder input")
+        box.wait_for(timeout=60_000)
+        box.fill(str(mine))
+        box.press("Enter")
+        sidebar = page.locator("[data-testid='stSidebar']")
+        picker = sidebar.locator(".st-key-model input")
+        expect(picker).to_have_value("my-folder-model (folder)", timeout=60_000)
+        expect(sidebar).to_contain_text("opened-by-hand", timeout=60_000)
+        for link, title in (("Alignment", "Alignment"), ("Leakage lab", "Leakage lab"),
+                            ("Explore", "Attention Lens")):
+            sidebar.get_by_role("link", name=link).click()
+            expect(page.locator("h1").first).to_contain_text(title, timeout=60_000)
             expect(picker).to_have_value("my-folder-model (folder)", timeout=60_000)
             expect(sidebar).to_contain_text("opened-by-hand", timeout=60_000)
-            for link, title in (("Alignment", "Alignment"), ("Leakage lab", "Leakage lab"),
-                                ("Explore", "Attention Lens")):
-                sidebar.get_by_role("link", name=link).click()
-                expect(page.locator("h1").first).to_contain_text(title, timeout=60_000)
-                expect(picker).to_have_value("my-folder-model (folder)", timeout=60_000)
-                expect(sidebar).to_contain_text("opened-by-hand", timeout=60_000)
-        finally:
-            browser.close()
