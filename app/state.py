@@ -123,6 +123,17 @@ def _entry_of(key: Any) -> registry.ModelEntry | None:
         return None
 
 
+def keep(key: str) -> Any:
+    """A shared widget's value set anew before the widget is drawn (and returned). Streamlit 1.67 draws a keyed
+    widget on another page (the sidebar's model box after a page switch) with its first option or an empty box
+    when its value came from session state rather than from a click on it (a link, a preset, the default
+    model), persist_state or not: Explore on en-fr, then Leakage lab opened on everyday-en-fr. A value set in
+    the run that draws the widget is one Streamlit keeps."""
+    if key in st.session_state:
+        st.session_state[key] = st.session_state[key]
+    return st.session_state.get(key)
+
+
 def model_picker() -> tuple[str, Engine] | str:
     """Sidebar: choose a model from the registry and show its card. Returns (key, engine), or what went wrong
     and what to do about it (no model, or one that cannot be opened), for the page's main area."""
@@ -131,7 +142,7 @@ def model_picker() -> tuple[str, Engine] | str:
         return (f"No model is available. What to do: train one into checkpoints/ (`python -m model train`), or "
                 f"have the server's operator name a folder in {registry.ENV_DIRS} or {registry.ENV_HF}.")
     keys = [e.key for e in available]
-    was = st.session_state.get(K_MODEL)
+    was = keep(K_MODEL)
     if was not in keys:
         st.session_state[K_MODEL] = registry.default_key(available)
         if was is not None:
@@ -188,6 +199,7 @@ def text_inputs(engine: Engine, container=None, cols=None) -> tuple[str, str, di
         st.session_state[K_PRESET] = ids[1] if len(ids) > 1 else CUSTOM
         _apply_preset()
     titles = {p["id"]: p["title"] for p in options} | {CUSTOM: "your own sentence"}
+    keep(K_PRESET)
     cols = cols or box.columns([2, 3])
     chosen = cols[0].selectbox("Example", ids, key=K_PRESET, format_func=titles.get, on_change=_apply_preset,
                                persist_state="session")
@@ -203,6 +215,7 @@ def text_inputs(engine: Engine, container=None, cols=None) -> tuple[str, str, di
 
 def target_input(container=None) -> str:
     box = container or st
+    keep(K_TARGET)
     return box.text_input("Reference target (teacher forcing)", key=K_TARGET, on_change=_mark_custom,
                           persist_state="session", max_chars=2000,
                           help="The translation the decoder is fed, one token per row, as in training.")
