@@ -9,15 +9,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from app import registry
+from tests.fixtures.apptest import operator_configuration
 from tests.fixtures.checkpoints import build_tiny_checkpoint
 
 APP = Path(__file__).resolve().parents[2] / "app"
 ENTRY = str(APP / "streamlit_app.py")
-SWITCHES = ("LENS_MODEL_DIRS", "LENS_HF_MODELS", "LENS_ALLOW_HUB", "LENS_ALLOW_ANY_FOLDER", "LENS_DEFAULT_MODEL")
 PAGES = ["screens/alignment.py", "screens/leakage_lab.py", "screens/explore.py"]
 
 
@@ -37,18 +36,8 @@ def folders(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture
 def configure(monkeypatch):
-    monkeypatch.setattr(registry, "SOURCES", [registry.operator_entries])
-    for name in SWITCHES:
-        monkeypatch.delenv(name, raising=False)
-    st.cache_resource.clear()
-    st.cache_data.clear()
-
-    def apply(**env: str) -> None:
-        for k, v in env.items():
-            monkeypatch.setenv(k, v)
-    yield apply
-    st.cache_resource.clear()
-    st.cache_data.clear()
+    with operator_configuration(monkeypatch, [registry.operator_entries]) as apply:
+        yield apply
 
 
 def start() -> AppTest:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from app import registry
 from tests.fixtures import hf_tiny
+from tests.fixtures.apptest import MODEL_SWITCHES, operator_configuration
 
 APP = Path(__file__).resolve().parents[2] / "app"
 ENTRY = str(APP / "streamlit_app.py")
@@ -21,7 +21,6 @@ ENTRY = str(APP / "streamlit_app.py")
 
 
 SOURCE, TARGET = "the cat sat on the mat .", "le chat s' assit sur le tapis ."
-SWITCHES = ("LENS_MODEL_DIRS", "LENS_HF_MODELS", "LENS_ALLOW_HUB", "LENS_ALLOW_ANY_FOLDER", "LENS_DEFAULT_MODEL")
 
 
 @pytest.fixture(scope="module")
@@ -37,18 +36,8 @@ def hf(tmp_path_factory) -> dict[str, Path]:
 def configure(monkeypatch):
     """Set the operator's configuration; only the "your model" source (the checkpoints/ folder may hold
     shipped models or half-trained ones)."""
-    monkeypatch.setattr(registry, "SOURCES", [registry.operator_entries, registry.huggingface_entries])
-    for name in SWITCHES:
-        monkeypatch.delenv(name, raising=False)
-    st.cache_resource.clear()
-    st.cache_data.clear()
-
-    def apply(**env: str) -> None:
-        for k, v in env.items():
-            monkeypatch.setenv(k, v)
-    yield apply
-    st.cache_resource.clear()
-    st.cache_data.clear()
+    with operator_configuration(monkeypatch, [registry.operator_entries, registry.huggingface_entries]) as apply:
+        yield apply
 
 
 def start(source: str = SOURCE) -> AppTest:
@@ -80,7 +69,7 @@ def test_hf_entries_are_folders_or_hub_ids(tmp_path, monkeypatch):
 
 
 def test_switches_are_off_by_default(monkeypatch):
-    for name in SWITCHES:
+    for name in MODEL_SWITCHES:
         monkeypatch.delenv(name, raising=False)
     assert not registry.hub_allowed() and not registry.any_folder_allowed()
     for value in ("0", "", "no", "false"):
