@@ -44,13 +44,15 @@ KEEP = "<!-- run_all.py keeps everything below: sections measured by other scrip
 @dataclass(frozen=True)
 class Benchmark:
     """One benchmark: its module (benchmarks/NAME.py), the question it answers, and its arguments in a quick and
-    a full run. `server`: the script drives a running app, so run_all serves one and passes `--port`."""
+    a full run. `server`: the script drives a running app, so run_all serves one and passes `--port`; `files`:
+    it writes pictures into `--out`, which run_all points at a temporary folder."""
 
     name: str
     question: str
     quick: tuple[str, ...] = ("--quick",)
     full: tuple[str, ...] = ()
     server: bool = False
+    files: bool = False
 
 
 TABLED = (
@@ -79,7 +81,7 @@ SUITE = (
     Benchmark("lessons_figures", "The README's figures for the cache and bug lessons on the shipped en-fr.",
               quick=()),
     Benchmark("lessons_screenshots", "Screenshots of the cache and bug views at 1366 x 768 (not timed).",
-              quick=(), server=True),
+              quick=(), server=True, files=True),
 )
 EVERY = TABLED + SUITE
 
@@ -227,7 +229,7 @@ def run_module(bench: Benchmark, quick: bool, tmp: Path) -> tuple[int, float, st
     """Run `python -m benchmarks.NAME` with the benchmark's arguments from the root: (exit code, seconds, its last
     line of output, or the end of its error output if it failed)."""
     args = list(bench.quick if quick else bench.full)
-    if bench.name == "lessons_screenshots":
+    if bench.files:
         args += ["--out", str(tmp)]
     t0 = time.perf_counter()
     with contextlib.ExitStack() as stack:
