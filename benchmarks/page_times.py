@@ -40,7 +40,7 @@ SETTLED = """([least]) => {
     return charts.length >= least && charts.every(gd => gd.classList.contains('js-plotly-plot') ? !!gd._fullLayout
         : gd.classList.contains('lens-svg') ? !!gd.querySelector('svg')  // app/screens/charts.svg
         : gd.getAttribute('aria-busy') === 'false' && !!gd.querySelector('svg, canvas')); }"""
-TIMEOUT = 90_000
+TIMEOUT = 240_000  # ms: a slow first open is a figure to report, not a reason to stop (Broken models took 54 s)
 BROKEN = "[data-testid=stDataFrame]"  # the view's last element, its test-split table (the only table on the page)
 
 
