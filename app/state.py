@@ -26,6 +26,7 @@ CUSTOM = "custom"
 
 # Session-state keys shared by pages.
 K_MODEL, K_PRESET, K_SOURCE, K_TARGET = "model", "preset", "source", "target"
+K_LINKED_TEXT = "linked_text"  # a link named the sentence (explore_url.apply): no preset replaces it
 K_FOLDER = "any_folder"  # single-user mode only (registry.any_folder_allowed)
 # Markdown (and Streamlit's own :color[] / :emoji: / $math$) syntax characters, plus HTML's. A numeric character
 # reference is always literal text in CommonMark, so user text escaped this way shows as typed, never as markup.
@@ -195,9 +196,13 @@ def text_inputs(engine: Engine, container=None, cols=None) -> tuple[str, str, di
     box = container or st
     options = presets_for(engine.card)
     ids = [CUSTOM] + [p["id"] for p in options]
+    linked = st.session_state.pop(K_LINKED_TEXT, False)
     if K_PRESET not in st.session_state or st.session_state[K_PRESET] not in ids:
-        st.session_state[K_PRESET] = ids[1] if len(ids) > 1 else CUSTOM
-        _apply_preset()
+        if linked and st.session_state.get(K_SOURCE):  # a link's sentence (a preset of another model's): kept
+            st.session_state[K_PRESET] = CUSTOM
+        else:
+            st.session_state[K_PRESET] = ids[1] if len(ids) > 1 else CUSTOM
+            _apply_preset()
     titles = {p["id"]: p["title"] for p in options} | {CUSTOM: "your own sentence"}
     keep(K_PRESET)
     cols = cols or box.columns([2, 3])

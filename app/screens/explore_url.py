@@ -16,7 +16,7 @@ from app import registry, services
 from app.screens import explore_analysis as analysis
 from app.screens import explore_controls as ctl
 from app.services import CODE_OF, KIND_CODES, MODES
-from app.state import CUSTOM, K_MODEL, K_PRESET, K_SOURCE, K_TARGET, presets
+from app.state import CUSTOM, K_LINKED_TEXT, K_MODEL, K_PRESET, K_SOURCE, K_TARGET, presets
 
 VIEWS = ("grid", "head", "mean")
 ORDER = ("model", "text", "target", "mode", "beam", "temperature", "top_k", "seed", "step", "kind", "view",
@@ -102,6 +102,7 @@ def apply(params: dict[str, str]) -> list[str]:
     if "text" in params and K_SOURCE in ss:
         match = next((p for p in presets() if p["source"] == ss[K_SOURCE]), None)
         ss[K_PRESET] = ss[K_PRESET_SEEN] = match["id"] if match else CUSTOM  # the link's view, not the hint
+        ss[K_LINKED_TEXT] = True  # kept even where that preset is not the model's (state.text_inputs)
         if "target" not in params:
             ss[K_TARGET] = match.get("target", "") if match else ""
     return notices

@@ -81,3 +81,16 @@ def test_heads_ranks_on_an_uploaded_file_and_names_its_pairs(app):
     result = services.head_ranking_on("en-fr", pairs)
     assert {h["kind"] for h in result["heads"]} == {"enc", "dec", "cross"} and len(result["heads"]) == 36
     assert any("Upload a file" in c.value for c in at.caption) and at.get("file_uploader")
+
+
+def test_a_link_to_an_everyday_model_keeps_its_sentence_when_it_is_a_grammar_preset(monkeypatch):
+    """`?model=everyday-en-fr&text=the cat sat .&view=head` (the sentence is one of the grammar models' examples):
+    the page opened on the everyday model's first example, 'The cat sat on the mat.', and its mean view."""
+    at = shipped_app(monkeypatch, default=None, timeout=90, needs=("everyday-en-fr",))
+    at.query_params.update({"model": "everyday-en-fr", "text": "the cat sat .", "view": "head", "layer": "1",
+                            "head": "1"})
+    at.run()
+    assert not at.exception
+    assert at.session_state["model"] == "everyday-en-fr"
+    assert at.text_input(key="source").value == "the cat sat ."
+    assert params_of(at)["text"] == "the cat sat ." and params_of(at)["view"] == "head"
