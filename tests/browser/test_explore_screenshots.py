@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from benchmarks.harness import ATTENTION, ROOT, ROW_SHOWN
+from benchmarks.harness import ATTENTION, IDLE, ROOT, ROW_SHOWN
 from tests.browser import explore_browser as eb
 from tests.browser.explore_browser import open_page
 
@@ -57,3 +57,29 @@ def test_screenshots_show_the_drawn_picture_on_screen(server, tmp_path, size, na
     with open_page(server, *size, BLACK_CAT + "&view=mean&present=0") as page:
         page.wait_for_function(ROW_SHOWN, arg=[4], timeout=60_000)
         shot(page, name, tmp_path)
+
+
+def test_tour_screenshot_shows_the_causal_mask_stop_whole(server, tmp_path):
+    """The README's picture of the tour: stop 4 (the causal mask, teacher forcing) at 1366 x 768, its text at the
+    top of the screen and the whole map under it."""
+    from PIL import Image
+
+    with open_page(server, 1366, 768) as page:
+        page.locator(IDLE).wait_for(timeout=60_000)
+        page.locator(".st-key-tour_start button").click()
+        for stop in range(2, 5):
+            page.get_by_text(f"Tour {stop - 1}/").wait_for(timeout=60_000)
+            page.locator(IDLE).wait_for(timeout=60_000)
+            page.locator(".st-key-tour_next button").click()
+        page.get_by_text("Tour 4/").wait_for(timeout=60_000)
+        page.wait_for_function(ROW_SHOWN, arg=[6], timeout=60_000)  # the whole reference: rows 0-6
+        page.locator(IDLE).wait_for(timeout=60_000)
+        page.wait_for_timeout(800)  # the scroll to the picture, fonts
+        out = ROOT / "assets" / "screenshot-tour-1366.png" if UPDATE else tmp_path / "tour.png"
+        page.screenshot(path=str(out))
+        box, chart = page.locator(".st-key-tour").bounding_box(), page.locator(ATTENTION).bounding_box()
+        assert box["y"] >= 0 and box["y"] + box["height"] <= chart["y"] and chart["y"] + chart["height"] <= 768
+        image = Image.open(out).convert("RGB")
+        crop = image.crop((int(chart["x"]), int(chart["y"]), int(chart["x"] + chart["width"]),
+                           int(chart["y"] + chart["height"])))
+        assert len(crop.getcolors(maxcolors=1 << 16) or range(1 << 16)) >= 50
