@@ -115,6 +115,9 @@ def test_a_copied_link_reproduces_reading_forced_token_and_heads_off(server):
             fresh.goto(link)
             fresh.locator(".st-key-ablation").wait_for(timeout=60_000)
             fresh.locator(IDLE).wait_for(timeout=60_000)
+            fresh.wait_for_function("([sel, n]) => document.querySelectorAll(sel).length >= n",  # drawn after the
+                                    arg=[CHIPS, len(tokens)], timeout=30_000)  # ablation panel's container
+            fresh.locator(IDLE).wait_for(timeout=60_000)
             assert fresh.locator(CHIPS).all_inner_texts() == tokens
             assert "cross:1:1" in fresh.locator(".st-key-ablation").inner_text()
             fresh.wait_for_function(f"() => ({DRAWN})() === {picture!r}", timeout=30_000)
