@@ -7,8 +7,8 @@ import os
 
 import pytest
 
+from benchmarks.harness import CHIPS, CHROMIUM, IDLE, ROOT, SOURCE_SHOWN, served
 from tests.browser.explore_browser import open_page
-from tests.fixtures.browser import CHIPS, CHROMIUM, IDLE, ROOT, SOURCE_SHOWN, free_port, serve
 
 pytestmark = [pytest.mark.browser]
 UPDATE = os.environ.get("LENS_UPDATE_SCREENSHOT") == "1"
@@ -24,10 +24,8 @@ def visitor_server():
         pytest.skip(f"no Chromium at {CHROMIUM}")
     # No LENS_ variable at all: what a visitor of `./run.sh app` gets.
     env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")} | {"LENS_WARMUP": "0"}
-    proc = serve(env, port := free_port())
-    yield f"http://127.0.0.1:{port}"
-    proc.terminate()
-    proc.wait(timeout=15)
+    with served(env) as (url, _):
+        yield url
 
 
 @pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
@@ -49,3 +47,49 @@ def test_a_new_visitor_types_a_question_and_reads_french(visitor_server, tmp_pat
         assert page.locator("[data-testid='stException']").count() == 0
         out = ROOT / "assets" / f"everyday-{size[0]}.png" if UPDATE else tmp_path / "shot.png"
         page.screenshot(path=str(out))
+
+
+# A 25-word sentence as a student types it (issue 26: "a 25-word everyday sentence stays readable in the grid, the
+# one-head view and the mean view at 1366 x 768 and 1920 x 1080").
+LONG = ("When I was a child, my grandmother told me stories about the big old house near the river where she "
+        "grew up many years ago.")
+# JS: per attention chart on the page, the boxes of its visible tick labels (texts that start with a position,
+# "3 ▁chat") and of its titles (every other visible text), to check that none of them overlap.
+CHART_TEXTS = """() => [...document.querySelectorAll('.st-key-attention [data-testid=stEChartsChart]')].map(chart =>
+  [...chart.querySelectorAll('svg text')].filter(t => getComputedStyle(t).display !== 'none'
+      && Number(t.getAttribute('opacity') ?? 1) > 0 && t.textContent.trim())
+    .map(t => { const r = t.getBoundingClientRect();
+      return {text: t.textContent, tick: /^\\d+ /.test(t.textContent), l: r.left, t: r.top, r: r.right,
+              b: r.bottom}; })
+    .filter(b => b.r - b.l > 0))"""
+
+
+def _overlaps(boxes: list[dict]) -> list[tuple[str, str]]:
+    out = []
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            if min(a["r"], b["r"]) - max(a["l"], b["l"]) > 0.5 and min(a["b"], b["b"]) - max(a["t"], b["t"]) > 0.5:
+                out.append((a["text"], b["text"]))
+    return out
+
+
+@pytest.mark.parametrize("view", ["head", "mean", "grid"])
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)], ids=["1366", "1920"])
+def test_a_25_word_sentence_stays_readable(visitor_server, tmp_path, size, view):
+    from urllib.parse import quote
+
+    assert len(LONG.split()) == 25
+    query = f"/?model=everyday-en-fr&text={quote(LONG)}&mode=greedy&kind=cross&view={view}&layer=3&head=1&step=99"
+    with open_page(visitor_server, *size, query=query) as page:
+        page.locator(IDLE).wait_for(timeout=90_000)
+        page.wait_for_function(SOURCE_SHOWN, arg=["grandmother"], timeout=60_000)
+        page.wait_for_timeout(800)
+        charts = page.evaluate(CHART_TEXTS)
+        assert charts, "no attention chart drawn"
+        for texts in charts:
+            ticks = [b for b in texts if b["tick"]]
+            assert len(ticks) >= 2, texts[:5]
+            assert not _overlaps(texts), _overlaps(texts)[:5]
+        assert page.locator("[data-testid='stException']").count() == 0
+        out = (ROOT / "assets" / f"everyday-long-{view}-{size[0]}.png") if UPDATE else tmp_path / "shot.png"
+        page.screenshot(path=str(out), full_page=True)
