@@ -17,14 +17,9 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from tests.fixtures.browser import ATTENTION, CHROMIUM, IDLE, LAUNCH_ARGS, free_port, serve  # noqa: E402
+from benchmarks.harness import ATTENTION, CHROMIUM, IDLE, LAUNCH_ARGS, free_port, serve
 
 TIMEOUT_MS = 120_000
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -28,7 +27,6 @@ import torch
 from model.engine import DecodeOptions, load_engine
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # tests.fixtures (the tiny Hugging Face Marian)
 SIDES = {"plain": {}, "lens": {"lens": True}, "saliency": {"saliency": True}}
 
 

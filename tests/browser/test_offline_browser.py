@@ -17,8 +17,8 @@ from urllib.parse import urlparse
 
 import pytest
 
+from benchmarks.harness import CHROMIUM, IDLE, LAUNCH_ARGS
 from tests.browser import explore_browser as eb
-from tests.fixtures.browser import CHROMIUM, IDLE, LAUNCH_ARGS
 
 pytestmark = [pytest.mark.browser]
 server = eb.shipped_server

@@ -11,8 +11,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from benchmarks.harness import CHROMIUM, IDLE, LAUNCH_ARGS
 from tests.browser import explore_browser as eb
-from tests.fixtures.browser import CHROMIUM, IDLE, LAUNCH_ARGS
 
 pytestmark = [pytest.mark.browser]
 server = eb.shipped_server

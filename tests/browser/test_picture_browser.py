@@ -9,9 +9,9 @@ from urllib.parse import quote
 
 import pytest
 
+from benchmarks.harness import CHIPS, CHROMIUM, DRAWN, IDLE, LAUNCH_ARGS, ROW_SHOWN
 from tests.browser import explore_browser as eb
 from tests.browser.explore_browser import open_page
-from tests.fixtures.browser import CHIPS, CHROMIUM, DRAWN, IDLE, LAUNCH_ARGS, ROW_SHOWN
 
 pytestmark = [pytest.mark.browser]
 server = eb.shipped_server
