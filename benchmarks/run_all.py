@@ -82,6 +82,8 @@ SUITE = (
               quick=()),
     Benchmark("lessons_screenshots", "Screenshots of the cache and bug views at 1366 x 768 (not timed).",
               quick=(), server=True, files=True),
+    Benchmark("why_screenshots", "Screenshots of the logit lens, saliency, Compare and head-role views at 1366 x 768 "
+              "(not timed).", quick=("--only", "heads"), server=True, files=True),
 )
 EVERY = TABLED + SUITE
 
