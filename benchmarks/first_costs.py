@@ -1,7 +1,8 @@
 """First-time costs on a fresh server (issue 27), without and with the warm-up (app/warmup.py), side by side.
 
 Each round starts one fresh server per setting (LENS_WARMUP=0: as before; LENS_WARMUP=1: the warm-up thread),
-in turn, on the server's default model (everyday-en-fr), whose first example it opens. A visitor opens Explore (the server's first page), reads it for --idle
+in turn, on the server's default model (everyday-en-fr), whose first example it opens. A visitor opens Explore
+(the server's first page), reads it for --idle
 seconds, then, timed from the click to what it waits for:
 - export: "PNG (this view)" in "Export this run" -> the download starts (kaleido renders the picture)
 - switch_off: the Head view's "Switch this head off" -> the chart of the original tokens' probabilities drawn

@@ -57,12 +57,12 @@ def test_opened_panels_draw_and_stay_open_while_stepping(app):
     app.session_state["kv_open"] = True
     app.run()
     assert not app.exception
-    assert DOWNLOADS <= downloads(app)
+    assert downloads(app) >= DOWNLOADS
     assert len(links(app)) == 1 and "step=1" in links(app)[0]
     assert cache_drawn(app)
     app.button(key="next").click().run()
     assert not app.exception and app.session_state["step"] == 2
-    assert DOWNLOADS <= downloads(app) and "step=2" in links(app)[0] and cache_drawn(app)
+    assert downloads(app) >= DOWNLOADS and "step=2" in links(app)[0] and cache_drawn(app)
     app.session_state["export_open"] = False
     app.run()
     assert downloads(app) == set() and cache_drawn(app)

@@ -29,7 +29,7 @@ TITLE_OVERFLOW = """() => [...document.querySelectorAll('.st-key-cmp_a .js-plotl
 @pytest.fixture
 def server(tmp_path):
     models = (build_tiny_checkpoint(tmp_path / "tiny-a"), build_tiny_checkpoint(tmp_path / "tiny-b", seed=1),
-              build_tiny_checkpoint(tmp_path / LONG["model"]), build_tiny_checkpoint(tmp_path / LONG["b_model"], seed=1))
+              build_tiny_checkpoint(tmp_path / LONG["model"]), build_tiny_checkpoint(tmp_path / LONG["b_model"], seed=1))  # noqa: E501
     env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
     env.update(LENS_MODEL_DIRS=os.pathsep.join(str(m) for m in models), LENS_DEFAULT_MODEL="tiny-a")
     with served(env) as (url, _):

@@ -25,7 +25,7 @@ server = eb.shipped_server
 
 LOCAL = ("127.0.0.1",)
 PAGES = {  # direct link -> what its first view draws
-    "/?text=the%20cat%20sat%20.&view=head&kind=cross&layer=1&head=1&step=3": ".st-key-attention [data-testid=stEChartsChart]",
+    "/?text=the%20cat%20sat%20.&view=head&kind=cross&layer=1&head=1&step=3": ".st-key-attention [data-testid=stEChartsChart]",  # noqa: E501
     "/Leakage_lab": "[data-testid=stPlotlyChart] .main-svg",
     "/Alignment": ".lens-svg svg",
     "/Heads": ".st-key-heads_rank button",
@@ -68,7 +68,7 @@ def test_every_page_works_with_nothing_fetched_from_outside(server):
                 page.locator(IDLE).wait_for(timeout=120_000)
                 if link.startswith("/?"):  # plotly's chart, the one Explore draws besides ECharts
                     page.get_by_role("button", name="Switch this head off").click()
-                    page.locator(".st-key-ablation [data-testid=stPlotlyChart] .main-svg").first.wait_for(timeout=120_000)
+                    page.locator(".st-key-ablation [data-testid=stPlotlyChart] .main-svg").first.wait_for(timeout=120_000)  # noqa: E501
                     page.locator(IDLE).wait_for(timeout=120_000)
                 assert page.locator("[data-testid=stException]").count() == 0, link
         finally:

@@ -59,7 +59,7 @@ def test_moving_to_another_page_keeps_the_model_and_sentence(server, name):
     """Explore on the grammar en-fr (not the first model of the list) with a sentence of its own, then the page's
     link in the sidebar: Streamlit drew the model box there with its first option, everyday-en-fr, and the
     page swapped model and sentence."""
-    query = "/?model=en-fr&text=the%20black%20cat%20sat%20.&mode=teacher_forced&target=le%20chat%20noir%20s%27%20assit%20."
+    query = "/?model=en-fr&text=the%20black%20cat%20sat%20.&mode=teacher_forced&target=le%20chat%20noir%20s%27%20assit%20."  # noqa: E501
     with eb.open_page(server, 1366, 768, query) as page:
         settle(page)
         page.get_by_role("link", name=name).click()

@@ -135,7 +135,7 @@ def test_heads_opens_exactly_the_clicked_head_on_a_first_visit(server):
             page.goto(server + "/Heads?model=en-fr&data=file")  # two pairs of your own: ranked in seconds
             page.locator("[data-testid=stFileUploaderDropzoneInput]").set_input_files(files=[{
                 "name": "pairs.tsv", "mimeType": "text/tab-separated-values",
-                "buffer": "the cat sat .\tle chat s' assit .\nthe black dog sat .\tle chien noir s' assit .\n".encode()}])
+                "buffer": b"the cat sat .\tle chat s' assit .\nthe black dog sat .\tle chien noir s' assit .\n"}])
             page.locator(".st-key-heads_rank button").click()
             page.locator(".st-key-open_dec_3_2 button").wait_for(timeout=120_000)
             page.locator(IDLE).wait_for(timeout=60_000)
@@ -172,7 +172,7 @@ def test_each_tour_stop_on_explore_shows_its_picture_with_its_text_at_1366(serve
             page.wait_for_timeout(500)  # the scroll runs once the page is idle
             seen = page.evaluate(TOUR_SEEN)
             print(stop, seen)
-            assert 0 <= seen["box_top"] and seen["box_bottom"] <= seen["top"], (stop, seen)  # text above, not over
+            assert seen["box_top"] >= 0 and seen["box_bottom"] <= seen["top"], (stop, seen)  # text above, not over
             assert seen["bottom"] <= seen["height"], (stop, seen)  # every row of the map on the screen
             if stop < 4:
                 page.locator(".st-key-tour_next button").click()
