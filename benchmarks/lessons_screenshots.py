@@ -1,8 +1,11 @@
 """Screenshots of issue 29's views at 1366 x 768 from a running app: Explore's key-value cache panel (timed),
 the Leakage lab's three bug views and its training-vs-inference view, on the shipped en-fr.
 
-    .venv/bin/streamlit run app/streamlit_app.py --server.headless true --server.port 8529 &
-    .venv/bin/python benchmarks/lessons_screenshots.py --port 8529 --out assets
+    .venv/bin/streamlit run app/streamlit_app.py --server.headless true --server.port 8720 &
+    .venv/bin/python -m benchmarks.lessons_screenshots --port 8720 --out assets
+
+Each view is brought to the top of the window (the key-value cache in two pictures: the cache drawing, then the
+counts and the timing; training vs inference in two: the parting step and the meters, then the two pictures).
 """
 
 from __future__ import annotations
@@ -31,21 +34,33 @@ def settle(page, text: str) -> None:
     page.wait_for_timeout(1500)
 
 
-def shoot(page, anchor: str, path: str) -> None:
-    page.get_by_text(anchor, exact=False).first.scroll_into_view_if_needed()
+# JS: scroll the element to the top of the page's scrolling area, `above` px below it (Streamlit's header covers
+# the top 60 px of the window).
+TO_TOP = """([e, above]) => { e.scrollIntoView({block: 'start'});
+    let box = e.parentElement; while (box && box.scrollHeight <= box.clientHeight) box = box.parentElement;
+    if (box) box.scrollBy(0, -above); }"""
+
+
+def shoot(page, anchor, path: str, above: int = 80) -> None:
+    """anchor: a text on the page or a locator, brought to the top of the view (`above` px below it)."""
+    target = page.get_by_text(anchor, exact=False).first if isinstance(anchor, str) else anchor
+    page.evaluate(TO_TOP, [target.element_handle(), above])
     page.wait_for_timeout(800)
     page.screenshot(path=path)
+    print(path)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--port", type=int, default=8529)
+    ap.add_argument("--port", type=int, default=8720)
     ap.add_argument("--out", default="assets")
     args = ap.parse_args()
     base = f"http://localhost:{args.port}"
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run"])
+        page = browser.new_context(viewport={"width": 1366, "height": 768}, device_scale_factor=1).new_page()
         page.goto(f"{base}/?" + urlencode({"model": "en-fr", "text": BLACK_CAT[0], "mode": "greedy", "kind": "dec",
                                            "view": "mean", "step": "4"}))
         settle(page, "Key–value cache at this step")
@@ -54,14 +69,20 @@ def main() -> None:
         page.get_by_text("Time this step on the server").first.click()
         settle(page, "Rows equal")
         shoot(page, "Key–value cache at this step", f"{args.out}/kv-cache-1366.png")
+        shoot(page, page.locator("table").filter(has_text="with the cache").first,
+              f"{args.out}/kv-cache-timing-1366.png")
         for view, bug, name, anchor, (source, target) in VIEWS:
             page.goto(f"{base}/Leakage_lab?" + urlencode({"model": "en-fr", "text": source, "target": target,
                                                           "view": view}))
             settle(page, "Three more bugs")
             if bug:
                 page.get_by_text(bug, exact=True).first.click()
-            settle(page, anchor)
-            shoot(page, anchor, f"{args.out}/{name}-1366.png")
+                settle(page, anchor)
+                shoot(page, page.locator(".st-key-leak_bug"), f"{args.out}/{name}-1366.png")
+            else:
+                settle(page, anchor)
+                shoot(page, anchor, f"{args.out}/{name}-1366.png")
+                shoot(page, page.locator(".st-key-exp_step"), f"{args.out}/{name}-rows-1366.png")
         browser.close()
 
 
