@@ -33,6 +33,6 @@ def difference_figure(values: np.ndarray, q_labels: Sequence[str], k_labels: Seq
                                hovertemplate="%{y} → %{x}: A − B = %{z:+.4f}<extra></extra>"))
     fig.update_layout(title=dict(text=title, x=0.01, font=dict(size=15)), font=figures.FONT,
                       height=int(max(260, 120 + 28 * len(q_labels))), margin=dict(l=10, r=10, t=50, b=10),
-                      xaxis=dict(type="category", tickangle=-45, automargin=True, side="top"),
+                      xaxis=dict(type="category", tickangle=-45, automargin=True),
                       yaxis=dict(type="category", autorange="reversed", automargin=True))
     return fig
