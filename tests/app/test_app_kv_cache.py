@@ -9,9 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import build_tiny_checkpoint
-
-ENTRY = str(Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py")
-CAT = "the cat sat ."
+from tests.fixtures.apptest import CAT, explore_on
 
 
 @pytest.fixture(scope="module")
@@ -21,13 +19,7 @@ def folder(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def app(folder, monkeypatch) -> AppTest:
-    monkeypatch.setenv("LENS_MODEL_DIRS", str(folder))
-    monkeypatch.setenv("LENS_DEFAULT_MODEL", "tiny-kv")
-    at = AppTest.from_file(ENTRY, default_timeout=60)
-    at.session_state["source"] = CAT
-    at.session_state["preset"] = "custom"
-    at.session_state["kv_open"] = True  # the panel is drawn only while open (issue 31)
-    return at.run()
+    return explore_on(monkeypatch, [folder], "tiny-kv", kv_open=True)  # the panel is drawn only while open
 
 
 def cache_text(at: AppTest) -> str:

@@ -9,9 +9,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.conftest import build_tiny_checkpoint
+from tests.fixtures.apptest import explore_on
 
-ENTRY = str(Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py")
-CAT = "the cat sat ."
 DOWNLOADS = {"dl_html", "dl_csv", "dl_json", "dl_npz"}
 
 
@@ -22,12 +21,7 @@ def folder(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def app(folder, monkeypatch) -> AppTest:
-    monkeypatch.setenv("LENS_MODEL_DIRS", str(folder))
-    monkeypatch.setenv("LENS_DEFAULT_MODEL", "tiny-lazy")
-    at = AppTest.from_file(ENTRY, default_timeout=60)
-    at.session_state["source"] = CAT
-    at.session_state["preset"] = "custom"
-    return at.run()
+    return explore_on(monkeypatch, [folder], "tiny-lazy")
 
 
 def downloads(at: AppTest) -> set[str]:
