@@ -38,3 +38,13 @@ def open_page(url: str, width: int, height: int, query: str = ""):
         page.locator(".st-key-next button").wait_for(timeout=60_000)
         page.locator(ATTENTION).wait_for(timeout=60_000)
         yield page
+
+
+def overlapping(labels: list[dict]) -> list[tuple[str, str]]:
+    """Pairs of label boxes that overlap (by more than half a pixel each way)."""
+    out = []
+    for i, a in enumerate(labels):
+        for b in labels[i + 1:]:
+            if min(a["r"], b["r"]) - max(a["l"], b["l"]) > 0.5 and min(a["b"], b["b"]) - max(a["t"], b["t"]) > 0.5:
+                out.append((a["text"], b["text"]))
+    return out

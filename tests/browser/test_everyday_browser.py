@@ -8,7 +8,7 @@ import os
 import pytest
 
 from benchmarks.harness import CHIPS, CHROMIUM, IDLE, ROOT, SOURCE_SHOWN, served
-from tests.browser.explore_browser import open_page
+from tests.browser.explore_browser import open_page, overlapping
 
 pytestmark = [pytest.mark.browser]
 UPDATE = os.environ.get("LENS_UPDATE_SCREENSHOT") == "1"
@@ -64,15 +64,6 @@ CHART_TEXTS = """() => [...document.querySelectorAll('.st-key-attention [data-te
     .filter(b => b.r - b.l > 0))"""
 
 
-def _overlaps(boxes: list[dict]) -> list[tuple[str, str]]:
-    out = []
-    for i, a in enumerate(boxes):
-        for b in boxes[i + 1:]:
-            if min(a["r"], b["r"]) - max(a["l"], b["l"]) > 0.5 and min(a["b"], b["b"]) - max(a["t"], b["t"]) > 0.5:
-                out.append((a["text"], b["text"]))
-    return out
-
-
 @pytest.mark.parametrize("view", ["head", "mean", "grid"])
 @pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)], ids=["1366", "1920"])
 def test_a_25_word_sentence_stays_readable(visitor_server, tmp_path, size, view):
@@ -89,7 +80,7 @@ def test_a_25_word_sentence_stays_readable(visitor_server, tmp_path, size, view)
         for texts in charts:
             ticks = [b for b in texts if b["tick"]]
             assert len(ticks) >= 2, texts[:5]
-            assert not _overlaps(texts), _overlaps(texts)[:5]
+            assert not overlapping(texts), overlapping(texts)[:5]
         assert page.locator("[data-testid='stException']").count() == 0
         out = (ROOT / "assets" / f"everyday-long-{view}-{size[0]}.png") if UPDATE else tmp_path / "shot.png"
         page.screenshot(path=str(out), full_page=True)

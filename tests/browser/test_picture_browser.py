@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.harness import CHIPS, CHROMIUM, DRAWN, IDLE, LAUNCH_ARGS, ROW_SHOWN
 from tests.browser import explore_browser as eb
-from tests.browser.explore_browser import open_page
+from tests.browser.explore_browser import open_page, overlapping
 
 pytestmark = [pytest.mark.browser]
 server = eb.shipped_server
@@ -37,16 +37,6 @@ MEASURE = """() => {
       return {text: t.textContent, l: r.left, t: r.top, r: r.right, b: r.bottom}; })
     .filter(b => b.r - b.l > 0);
   return {map: right - left, column: column.getBoundingClientRect().width, cells: cells.length, labels}; }"""
-
-
-def overlapping(labels: list[dict]) -> list[tuple[str, str]]:
-    """Pairs of label boxes that overlap (by more than half a pixel each way)."""
-    out = []
-    for i, a in enumerate(labels):
-        for b in labels[i + 1:]:
-            if min(a["r"], b["r"]) - max(a["l"], b["l"]) > 0.5 and min(a["b"], b["b"]) - max(a["t"], b["t"]) > 0.5:
-                out.append((a["text"], b["text"]))
-    return out
 
 
 @pytest.mark.parametrize("present", [False, True], ids=["normal", "presenter"])
