@@ -20,7 +20,7 @@ import os
 import statistics
 import time
 
-from benchmarks.harness import ATTENTION, CHROMIUM, IDLE, LAUNCH_ARGS, free_port, serve
+from benchmarks.harness import ATTENTION, IDLE, free_port, launch, serve
 
 TIMEOUT_MS = 120_000
 
@@ -34,7 +34,7 @@ def one_run(warm: bool, idle: float, width: int = 1366, height: int = 768) -> di
     out: dict = {"warmup": warm}
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+            browser = launch(p)
             page = browser.new_page(viewport={"width": width, "height": height}, accept_downloads=True)
             began = time.perf_counter()
             # the default model (the one the warm-up warms) on its first example; a link with a `text` that is a

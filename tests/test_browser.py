@@ -13,10 +13,10 @@ from benchmarks.harness import (
     ATTENTION,
     CHIPS,
     CHROMIUM,
-    LAUNCH_ARGS,
     ROOT,
     ROW_SHOWN,
     SOURCE_SHOWN,
+    launch,
     served,
 )
 
@@ -46,7 +46,7 @@ def test_step_three_tokens_and_screenshot(server, tmp_path):
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        browser = launch(p)
         try:
             page = browser.new_page(viewport={"width": 1500, "height": 1450}, device_scale_factor=1)
             page.goto(server)

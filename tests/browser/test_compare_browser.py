@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import CHROMIUM, IDLE, LAUNCH_ARGS, served
+from benchmarks.harness import CHROMIUM, IDLE, launch, served
 from tests.fixtures.checkpoints import build_tiny_checkpoint
 
 pytestmark = [
@@ -40,7 +40,7 @@ def test_a_comparison_link_in_a_new_context_reproduces_both_sides(server):
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        browser = launch(p)
         try:
             context = browser.new_context(viewport={"width": 1366, "height": 768})
             page = context.new_page()
@@ -65,7 +65,7 @@ def test_each_side_names_its_model_and_view_in_full_at_1366(server):
     from playwright.sync_api import expect, sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        browser = launch(p)
         try:
             page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
             page.goto(f"{server}/Compare?{urllib.parse.urlencode(LONG)}")

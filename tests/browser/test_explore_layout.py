@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import expect
 
-from benchmarks.harness import ATTENTION, CHROMIUM, IDLE, LAUNCH_ARGS, ROW_SHOWN
+from benchmarks.harness import ATTENTION, IDLE, ROW_SHOWN, launch
 from tests.browser import explore_browser as eb
 from tests.browser.explore_browser import open_page
 
@@ -88,7 +88,7 @@ def test_a_link_opens_its_state_and_copy_link_reproduces_it(server):
                  if k not in ("temperature", "top_k", "seed", "target")}
         assert {k: v[0] for k, v in parse_qs(urlparse(link).query).items()} == asked
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        browser = launch(p)
         try:
             page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
             page.goto(link)

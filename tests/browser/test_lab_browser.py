@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import CHROMIUM, IDLE, LAUNCH_ARGS, ROOT, SOURCE_SHOWN, free_port, serve
+from benchmarks.harness import CHROMIUM, IDLE, ROOT, SOURCE_SHOWN, free_port, launch, serve
 
 pytestmark = [
     pytest.mark.browser,
@@ -34,7 +34,7 @@ def test_no_deploy_button_and_the_unknown_words_notice(model, text, words, tmp_p
     proc, url = start(model)
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+            browser = launch(p)
             try:
                 page = browser.new_page(viewport={"width": 1366, "height": 768})
                 page.goto(url)
@@ -95,7 +95,7 @@ def test_leakage_switch_off_is_visible(tmp_path):
     proc, url = start("en-fr")
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+            browser = launch(p)
             try:
                 page = browser.new_page(viewport={"width": 1366, "height": 768})
                 page.goto(f"{url}/Leakage_lab")

@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from benchmarks.harness import CHROMIUM, IDLE, LAUNCH_ARGS
+from benchmarks.harness import IDLE, launch
 from tests.browser import explore_browser as eb
 
 pytestmark = [pytest.mark.browser]
@@ -52,7 +52,7 @@ def test_every_page_works_with_nothing_fetched_from_outside(server):
             route.abort("internetdisconnected")
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        browser = launch(p)
         try:
             context = browser.new_context(viewport={"width": 1366, "height": 768})
             context.route("**/*", gate)

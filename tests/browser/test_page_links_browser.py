@@ -11,7 +11,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from benchmarks.harness import CHROMIUM, IDLE, LAUNCH_ARGS
+from benchmarks.harness import IDLE, launch
 from tests.browser import explore_browser as eb
 
 pytestmark = [pytest.mark.browser]
@@ -43,7 +43,7 @@ def reopened(link: str, ready: str):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        browser = launch(p)
         try:
             page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
             page.goto(link)

@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 import pytest
 
-from benchmarks.harness import CHIPS, CHROMIUM, DRAWN, IDLE, LAUNCH_ARGS, ROW_SHOWN
+from benchmarks.harness import CHIPS, DRAWN, IDLE, ROW_SHOWN, launch
 from tests.browser import explore_browser as eb
 from tests.browser.explore_browser import open_page, overlapping
 
@@ -99,7 +99,7 @@ def test_a_copied_link_reproduces_reading_forced_token_and_heads_off(server):
         assert "reading=rollout" in link and "off=cross%3A1%3A1" in link and "forced=" in link
         assert "chien" in " ".join(tokens)
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        browser = launch(p)
         try:
             fresh = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
             fresh.goto(link)
@@ -119,7 +119,7 @@ def test_heads_opens_exactly_the_clicked_head_on_a_first_visit(server):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        browser = launch(p)
         try:
             page = browser.new_page(viewport={"width": 1366, "height": 768})
             page.goto(server + "/Heads?model=en-fr&data=file")  # two pairs of your own: ranked in seconds

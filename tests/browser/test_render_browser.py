@@ -12,7 +12,7 @@ import pytest
 
 from app.render import leakage as lf
 from app.render import views
-from benchmarks.harness import CHROMIUM, LAUNCH_ARGS
+from benchmarks.harness import CHROMIUM, launch
 from model.engine import DecodeOptions, load_engine
 from tests.conftest import ROOT
 
@@ -34,7 +34,7 @@ def page(tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("figs")
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        browser = launch(p)
         tab = browser.new_page(viewport={"width": 1366, "height": 900})
 
         def show(fig, name: str):
