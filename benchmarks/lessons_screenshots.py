@@ -15,7 +15,8 @@ from urllib.parse import urlencode
 
 from playwright.sync_api import sync_playwright
 
-CHROMIUM = "/usr/bin/chromium"
+from benchmarks.harness import launch
+
 BLACK_CAT = ("the black cat sat on the mat .", "le chat noir s' assit sur le tapis .")
 VIEWS = (("bugs", "Mask after the softmax", "bug-after-softmax", "Smallest row sum", BLACK_CAT),
          ("bugs", "Cross-attention arguments swapped", "bug-swap-cross", "Largest weight on later target tokens",
@@ -57,9 +58,7 @@ def main() -> None:
     args = ap.parse_args()
     base = f"http://localhost:{args.port}"
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run"])
+        browser = launch(p)
         page = browser.new_context(viewport={"width": 1366, "height": 768}, device_scale_factor=1).new_page()
         page.goto(f"{base}/?" + urlencode({"model": "en-fr", "text": BLACK_CAT[0], "mode": "greedy", "kind": "dec",
                                            "view": "mean", "step": "4"}))

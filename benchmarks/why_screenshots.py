@@ -17,12 +17,9 @@ from urllib.parse import urlencode
 
 from playwright.sync_api import sync_playwright
 
+from benchmarks.harness import IDLE, launch
 from benchmarks.lessons_screenshots import TO_TOP
 
-CHROMIUM = "/usr/bin/chromium"
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-               "--disable-sync", "--no-first-run"]
-IDLE = "[data-testid=stApp][data-test-script-state=notRunning]"
 BLACK_CAT = "the black cat sat on the mat ."
 BANK = "the dog sat near the bank of the river ."
 
@@ -89,7 +86,7 @@ def main() -> None:
     base, out = f"http://localhost:{args.port}", Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        browser = launch(p)
         try:
             page = browser.new_context(viewport={"width": 1366, "height": 768}, device_scale_factor=1).new_page()
             if not args.only or "explore" in args.only:
