@@ -6,14 +6,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import streamlit as st
-from streamlit.testing.v1 import AppTest
-
 from app.screens.alignment_upload import by_file_line
 from model.analysis.alignment import Method, align_upload, parse_pharaoh, parse_tsv
 from model.analysis.alignment.uploads import word_map
 from tests.conftest import SOURCES, TARGETS
-from tests.fixtures.apptest import ALIGNMENT, upload
+from tests.fixtures.apptest import ALIGNMENT, page_on, upload
 
 NATURAL = ("The black cat sat on the mat.", "Le chat noir s'assit sur le tapis.")  # "mat." is "mat ." normalised
 FILE = (f"{SOURCES[0]}\t{TARGETS[0]}\n\n{NATURAL[0]}\t{NATURAL[1]}\n"
@@ -50,15 +47,7 @@ def test_natural_text_is_aligned_on_its_own_words_and_the_download_keeps_line_nu
 
 
 def test_one_method_name_on_the_ranking_and_the_download(tiny_ckpt, monkeypatch):
-    from app import registry
-
-    monkeypatch.setattr(registry, "SOURCES", [registry.operator_entries])
-    monkeypatch.setenv("LENS_MODEL_DIRS", str(tiny_ckpt))
-    st.cache_data.clear()
-    at = AppTest.from_file(ALIGNMENT, default_timeout=90)
-    at.session_state["preset"] = "custom"
-    at.session_state["align_extract"] = "union"
-    at.run()
+    at = page_on(monkeypatch, ALIGNMENT, [tiny_ckpt], preset="custom", align_extract="union")
     gold = "".join(f"{s}\t{t}\t0-0\n" for s, t in zip(SOURCES, TARGETS))
     upload(at, gold)
     assert not at.exception

@@ -5,17 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from app import registry
 from tests.conftest import build_tiny_checkpoint
+from tests.fixtures.apptest import ALIGNMENT, page_on
 from tests.fixtures.drawings import NS, drawings, texts
-
-APP = Path(__file__).resolve().parents[2] / "app"
-PAGE = str(APP / "screens" / "alignment.py")
-
-
 
 
 @pytest.fixture(scope="module")
@@ -25,17 +19,8 @@ def en_fr(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def app(en_fr, monkeypatch) -> AppTest:
-    monkeypatch.setattr(registry, "SOURCES", [registry.operator_entries])
-    monkeypatch.setenv("LENS_MODEL_DIRS", str(en_fr))
-    monkeypatch.setenv("LENS_DEFAULT_MODEL", "en-fr")
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    at = AppTest.from_file(PAGE, default_timeout=90)
-    at.session_state["preset"] = "cat-sat"
-    at.session_state["source"] = "the cat sat ."
-    at.session_state["target"] = "le chat s' assit ."
-    at.session_state["align_n"] = 20
-    return at.run()
+    return page_on(monkeypatch, ALIGNMENT, [en_fr], preset="cat-sat", source="the cat sat .",
+                   target="le chat s' assit .", align_n=20)
 
 
 def test_page_loads_with_preset_gold(app):

@@ -10,13 +10,11 @@ import json
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from app import registry
 from model.analysis.alignment import parse_tsv
 from tests.conftest import SOURCES, TARGETS, build_tiny_checkpoint
-from tests.fixtures.apptest import ALIGNMENT, upload
+from tests.fixtures.apptest import ALIGNMENT, page_on, upload
 from tests.fixtures.drawings import drawings, texts
 
 GOLD = ["0-0 1-1 2-2 3-3", "0-0 1-1 2-2 3-3 6-4", "0-0 1-1 2-2", "0-0 1-1 2-2 4-4", "0-0 1-1 3-2"]
@@ -31,16 +29,8 @@ def model(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def app(model, monkeypatch) -> AppTest:
-    monkeypatch.setattr(registry, "SOURCES", [registry.operator_entries])
-    monkeypatch.setenv("LENS_MODEL_DIRS", str(model))
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    at = AppTest.from_file(ALIGNMENT, default_timeout=90)
-    at.session_state["preset"] = "custom"
-    at.session_state["source"] = SOURCES[0]
-    at.session_state["target"] = TARGETS[0]
-    at.session_state["align_n"] = 20
-    return at.run()
+    return page_on(monkeypatch, ALIGNMENT, [model], preset="custom", source=SOURCES[0], target=TARGETS[0],
+                   align_n=20)
 
 
 def titles(at: AppTest) -> list[str]:

@@ -2,72 +2,32 @@
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from app import registry
-from tests.conftest import build_tiny_checkpoint
-
-APP = Path(__file__).resolve().parents[2] / "app"
-PAGE = str(APP / "screens" / "leakage_lab.py")
-
-
+from tests.fixtures.apptest import LEAKAGE, clear_caches, page_on
+from tests.fixtures.apptest import figure as chart
+from tests.fixtures.checkpoints import LEAKAGE_VARIANTS as VARIANTS
+from tests.fixtures.checkpoints import build_leakage_trio
 
 CAT, CHAT = "the cat sat .", "le chat s' assit ."
-VARIANTS = {"en-fr": (True, True), "en-fr-no-causal-mask": (False, True), "en-fr-no-shift": (True, False)}
-LOG = ("step,train_loss,seconds,valid_tf_loss,valid_tf_accuracy,valid_exact_match\n"
-       "10,3.0,1,2.5,0.3,0.0\n20,2.0,2,1.5,0.6,0.1\n")
-
-
-def write_trio(root: Path) -> list[Path]:
-    folders = []
-    for i, (name, (causal, shift)) in enumerate(VARIANTS.items()):
-        folder = build_tiny_checkpoint(root / name, seed=i)
-        card = json.loads((folder / "card.json").read_text())
-        card.update(variant=name.removeprefix("en-fr-") if name != "en-fr" else "healthy", trained_causal=causal,
-                    trained_shift=shift, test_metrics={"teacher_forced_accuracy": 0.5, "exact_match": 0.1})
-        (folder / "card.json").write_text(json.dumps(card))
-        (folder / "train_log.csv").write_text(LOG)
-        folders.append(folder)
-    return folders
 
 
 @pytest.fixture(scope="module")
 def trio(tmp_path_factory) -> list[Path]:
-    return write_trio(tmp_path_factory.mktemp("leak_models"))
+    return build_leakage_trio(tmp_path_factory.mktemp("leak_models"))
 
 
 def start(monkeypatch, folders: list[Path]) -> AppTest:
-    # Only these folders, whatever checkpoints/ holds, and no engine cached under the same key by another test.
-    monkeypatch.setattr(registry, "SOURCES", [registry.operator_entries])
-    monkeypatch.setenv("LENS_MODEL_DIRS", os.pathsep.join(str(p) for p in folders))
-    monkeypatch.setenv("LENS_DEFAULT_MODEL", "en-fr")
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    at = AppTest.from_file(PAGE, default_timeout=180)
-    at.session_state["preset"] = "custom"
-    at.session_state["source"] = CAT
-    at.session_state["target"] = CHAT
-    return at.run()
+    return page_on(monkeypatch, LEAKAGE, folders, timeout=180, preset="custom", source=CAT, target=CHAT)
 
 
 @pytest.fixture
 def app(trio, monkeypatch):
     yield start(monkeypatch, trio)
-    st.cache_resource.clear()
-    st.cache_data.clear()
-
-
-def chart(at: AppTest, key: str) -> dict:
-    for c in at.get("plotly_chart"):
-        if c.proto.id.endswith(f"-{key}"):
-            return json.loads(c.proto.spec)
-    raise AssertionError(f"no plotly chart with key {key!r}")
+    clear_caches()
 
 
 def masked_overlays(spec: dict) -> int:
@@ -128,8 +88,7 @@ def test_broken_view_says_when_the_shipped_models_are_missing(trio, monkeypatch)
     at.radio(key="leak_view").set_value("broken").run()
     assert not at.exception
     assert any("not installed" in w.value for w in at.warning)
-    st.cache_resource.clear()
-    st.cache_data.clear()
+    clear_caches()
 
 
 def test_figure_builders_check_their_inputs():
@@ -160,5 +119,4 @@ def test_unsupported_switch_is_disabled_with_the_engines_reason(trio, monkeypatc
     toggle = at.toggle(key="leak_causal")
     assert toggle.disabled and toggle.value
     assert any("ignores custom masks" in c.value for c in at.caption)
-    st.cache_resource.clear()
-    st.cache_data.clear()
+    clear_caches()

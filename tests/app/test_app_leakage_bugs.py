@@ -3,18 +3,16 @@ figure appear, the swapped cross-attention shows its error on unequal lengths an
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from app import registry
 from tests.conftest import build_tiny_checkpoint
+from tests.fixtures.apptest import LEAKAGE, clear_caches, page_on
+from tests.fixtures.apptest import figure as chart
+from tests.fixtures.checkpoints import build_leakage_trio, edit_card
 
-PAGE = str(Path(__file__).resolve().parents[2] / "app" / "screens" / "leakage_lab.py")
 SOURCE, TARGET = "the black cat sat on the mat .", "le chat noir s' assit sur le tapis ."
 
 
@@ -25,26 +23,9 @@ def folder(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def app(folder, monkeypatch):
-    monkeypatch.setattr(registry, "SOURCES", [registry.operator_entries])
-    monkeypatch.setenv("LENS_MODEL_DIRS", os.pathsep.join([str(folder)]))
-    monkeypatch.setenv("LENS_DEFAULT_MODEL", "en-fr")
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    at.session_state["preset"] = "custom"
-    at.session_state["source"] = SOURCE
-    at.session_state["target"] = TARGET
-    at.session_state["leak_view"] = "bugs"
-    yield at.run()
-    st.cache_resource.clear()
-    st.cache_data.clear()
-
-
-def chart(at: AppTest, key: str) -> dict:
-    for c in at.get("plotly_chart"):
-        if c.proto.id.endswith(f"-{key}"):
-            return json.loads(c.proto.spec)
-    raise AssertionError(f"no plotly chart with key {key!r}")
+    yield page_on(monkeypatch, LEAKAGE, [folder], timeout=120, preset="custom", source=SOURCE, target=TARGET,
+                  leak_view="bugs")
+    clear_caches()
 
 
 def metric(at: AppTest, label: str):
@@ -89,17 +70,8 @@ def test_training_vs_inference_names_the_parting_step(folder, monkeypatch):
     greedy = engine.trace(SOURCE, options=DecodeOptions())
     reference = engine.detokenize([s.id for s in greedy.steps[:4]]) + " le chat ."
     first = side_by_side(engine, SOURCE, reference).first_difference
-    monkeypatch.setattr(registry, "SOURCES", [registry.operator_entries])
-    monkeypatch.setenv("LENS_MODEL_DIRS", str(folder))
-    monkeypatch.setenv("LENS_DEFAULT_MODEL", "en-fr")
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    at = AppTest.from_file(PAGE, default_timeout=120)
-    at.session_state["preset"] = "custom"
-    at.session_state["source"] = SOURCE
-    at.session_state["target"] = reference
-    at.session_state["leak_view"] = "exposure"
-    at.run()
+    at = page_on(monkeypatch, LEAKAGE, [folder], timeout=120, preset="custom", source=SOURCE, target=reference,
+                 leak_view="exposure")
     assert not at.exception and not at.error
     assert first >= 4
     assert any(f"The prefixes part at step {first + 1}" in w.value for w in at.warning)
@@ -110,35 +82,20 @@ def test_training_vs_inference_names_the_parting_step(folder, monkeypatch):
     chart(at, "exp_probs")
     chart(at, "exp_tf")
     chart(at, "exp_free")
-    st.cache_resource.clear()
-    st.cache_data.clear()
+    clear_caches()
 
 
 def test_broken_models_show_the_no_scaling_model_when_installed(tmp_path, monkeypatch):
-    from tests.app.test_app_leakage import write_trio
-
-    folders = write_trio(tmp_path)
-    extra = build_tiny_checkpoint(tmp_path / "en-fr-no-scaling", seed=3, scaled=False)
-    card = json.loads((extra / "card.json").read_text())
-    card.update(variant="no-scaling", test_metrics={"teacher_forced_accuracy": 0.4, "exact_match": 0.0,
-                                                    "chrf": 12.34, "bleu": 1.5})
-    (extra / "card.json").write_text(json.dumps(card))
-    monkeypatch.setattr(registry, "SOURCES", [registry.operator_entries])
-    monkeypatch.setenv("LENS_MODEL_DIRS", os.pathsep.join(str(p) for p in [*folders, extra]))
-    monkeypatch.setenv("LENS_DEFAULT_MODEL", "en-fr")
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    at = AppTest.from_file(PAGE, default_timeout=180)
-    at.session_state["preset"] = "custom"
-    at.session_state["source"] = "the cat sat ."
-    at.session_state["target"] = "le chat s' assit ."
-    at.session_state["leak_view"] = "broken"
-    at.run()
+    folders = build_leakage_trio(tmp_path)
+    extra = edit_card(build_tiny_checkpoint(tmp_path / "en-fr-no-scaling", seed=3, scaled=False),
+                      variant="no-scaling", test_metrics={"teacher_forced_accuracy": 0.4, "exact_match": 0.0,
+                                                          "chrf": 12.34, "bleu": 1.5})
+    at = page_on(monkeypatch, LEAKAGE, [*folders, extra], timeout=180, preset="custom", source="the cat sat .",
+                 target="le chat s' assit .", leak_view="broken")
     assert not at.exception and not at.error
     chart(at, "leak_sig_en-fr-no-scaling")
     assert any("no 1/√d_k scaling" in c.value for c in at.caption)
     assert any("free-running chrF **12.3** · BLEU 1.5" in c.value for c in at.caption)  # beside TF accuracy
     assert list(at.dataframe[0].value.columns)[1:] == ["en-fr", "en-fr-no-causal-mask", "en-fr-no-shift",
                                                        "en-fr-no-scaling"]
-    st.cache_resource.clear()
-    st.cache_data.clear()
+    clear_caches()
