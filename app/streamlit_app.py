@@ -25,14 +25,17 @@ PAGES = [("explore", "Explore", "", ":material/search:"), ("leakage_lab", "Leaka
 # it from fonts.gstatic.com or a CDN on every rerun (an error offline).
 ICON = Path(__file__).resolve().parents[1] / "assets" / "favicon.png"
 st.set_page_config(page_title="Attention Lens", page_icon=str(ICON), layout="wide")
-warmup.start()  # the first export, head switch-off and Leakage lab plot, paid in the background (app/warmup.py)
 page = st.navigation([st.Page(str(SCREENS / f"{module}.py"), title=title, icon=icon, default=not url,
                               **({"url_path": url} if url else {}))
                       for module, title, url, icon in PAGES])
 # Explore draws its charts with ECharts (app/screens/charts.py), Alignment as SVG (no chart code to preload), the
 # other pages with plotly; Leakage lab also draws data grids (app/render/preload.py)
 preload(*{"": [ECHARTS], "Alignment": [], "Leakage_lab": [PLOTLY, DATAFRAME]}.get(page.url_path, [PLOTLY]))
-page.run()
+try:
+    with warmup.script_run():  # the warm-up starts no piece while a page's script runs
+        page.run()
+finally:  # once per server, after its first page's script run: the first export, head switch-off and Leakage lab
+    warmup.start()  # plot, paid in the background (app/warmup.py)
 if not gc.get_freeze_count():  # once per process, after the first page run has imported torch, pandas, plotly:
     gc.collect()  # their ~250k objects leave the collector's reach, so the full collection Streamlit runs
     gc.freeze()   # after every script run (runner.postScriptGC) scans only what the sessions made since

@@ -4,17 +4,28 @@ Three clicks used to be slow the first time on a fresh server, whoever made them
 starts its Chromium), the first "switch this head off" (an ablated decode, and the first plotly bar chart:
 plotly imports its validators and JSON encoder lazily), and the Leakage lab's first plot (a teacher-forced run
 with the switches off, its meter, and the lab's plotly figures). `start` runs each once, on a background thread,
-when the server's first page is drawn (Streamlit has no earlier hook that can load a model), for the default
-model and its first preset; the visitor's own clicks then find kaleido running, the code imported and the
-model loaded. benchmarks/first_costs.py measures each click with and without it (LENS_WARMUP=0 turns it off).
+for the default model and its first preset; the visitor's own clicks then find kaleido running, the code imported
+and the model loaded. benchmarks/first_costs.py measures each click with and without it (LENS_WARMUP=0 turns it
+off).
+
+The first page is not made to wait for it: on a 2-core server a thread started with the first page's script (1 s
+in) made that page about a second slower (benchmarks/RESULTS.md). So `start` is called once the first page's
+script run has ended (app/streamlit_app.py), and before each of its pieces the thread waits until no page's script
+is running (`script_run` counts them) and the last one ended QUIET_S ago: the browser's own drawing of that page
+goes first. After the export piece the thread lowers its own scheduling priority (NICE, per thread on Linux), so
+the Python pieces yield the cores to a visitor's click that comes while they run; the export goes first at normal
+priority because kaleido's browser, started by it, keeps the priority of the thread that started it for the
+server's life.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 
 import numpy as np
@@ -26,17 +37,56 @@ from app.render import contrib, figures, views
 from app.render import leakage as lf
 
 ENV = "LENS_WARMUP"
-DELAY_S = 1.0  # after the first page's script started: its own first draw goes first
+QUIET_S = 2.0  # no page's script has run for this long before a piece starts (the page has been sent and drawn)
+NICE = 19  # the thread's niceness after the export piece
 log = logging.getLogger(__name__)
+
+_runs = 0  # page script runs going on now
+_last_end = 0.0  # time.monotonic() when the last one ended
+_changed = threading.Condition()
 
 
 def enabled() -> bool:
     return os.environ.get(ENV, "1") != "0"
 
 
+@contextlib.contextmanager
+def script_run() -> Iterator[None]:
+    """Around a page's script run (app/streamlit_app.py): the warm-up starts no piece while one is going on."""
+    global _runs, _last_end
+    with _changed:
+        _runs += 1
+    try:
+        yield
+    finally:
+        with _changed:
+            _runs -= 1
+            _last_end = time.monotonic()
+            _changed.notify_all()
+
+
+def wait_quiet(quiet: float | None = None) -> None:
+    """Return once no page's script is running and the last one ended `quiet` (default QUIET_S) seconds ago."""
+    quiet = QUIET_S if quiet is None else quiet
+    with _changed:
+        while True:
+            left = _last_end + quiet - time.monotonic()
+            if _runs == 0 and left <= 0:
+                return
+            _changed.wait(None if _runs else left)
+
+
+def lower_priority(nice: int = NICE) -> None:
+    """This thread (alone, on Linux) at niceness `nice`; elsewhere, or if the system refuses, nothing."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
+    except (AttributeError, OSError):
+        log.info("warm-up: could not lower the thread's priority", exc_info=True)
+
+
 @st.cache_resource(max_entries=1, show_spinner=False)
 def start() -> threading.Thread | None:
-    """Once per server process: the warm-up thread (None when switched off)."""
+    """Once per server process, after its first page's script run: the warm-up thread (None when switched off)."""
     if not enabled():
         return None
     thread = threading.Thread(target=_run, name="lens-warmup", daemon=True)
@@ -45,8 +95,10 @@ def start() -> threading.Thread | None:
 
 
 def _run() -> None:
-    time.sleep(DELAY_S)
     for step in (_export, _switch_off, _leakage):
+        wait_quiet()
+        if step is not _export:
+            lower_priority()
         began = time.perf_counter()
         try:
             step()

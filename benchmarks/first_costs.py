@@ -1,15 +1,18 @@
 """First-time costs on a fresh server (issue 27), without and with the warm-up (app/warmup.py), side by side.
 
-Each round starts one fresh server per setting (LENS_WARMUP=0: as before; LENS_WARMUP=1: the warm-up thread),
-in turn, on the server's default model (everyday-en-fr), whose first example it opens. A visitor opens Explore
-(the server's first page), reads it for --idle
-seconds, then, timed from the click to what it waits for:
+Each round starts one fresh server per setting, in turn: `cold` (LENS_WARMUP=0: no warm-up), `warm` (the warm-up
+thread), and with --old-tree PATH also `old` (the warm-up of another checkout, e.g. a git worktree of the commit
+before a change to it), on the server's default model (everyday-en-fr), whose first example it opens. A visitor
+opens Explore (the server's first page), reads it for --idle seconds, then, timed from the click to what it waits
+for:
 - export: "PNG (this view)" in "Export this run" -> the download starts (kaleido renders the picture)
 - switch_off: the Head view's "Switch this head off" -> the chart of the original tokens' probabilities drawn
 - leakage: the Leakage lab opened (same session) -> its first chart drawn
+The first page is timed twice from the goto: `first_page_s` until the attention chart's element is on the page,
+`first_drawn_s` until the chart has drawn its picture and the page's script run has finished.
 Prints one JSON line per run, then one with each measure's median per setting.
 
-    .venv/bin/python -m benchmarks.first_costs --rounds 3 --idle 10
+    .venv/bin/python -m benchmarks.first_costs --rounds 3 --idle 10 [--old-tree /tmp/wt-old] [--port 8621]
 """
 
 from __future__ import annotations
@@ -19,19 +22,28 @@ import json
 import os
 import statistics
 import time
+from pathlib import Path
 
-from benchmarks.harness import ATTENTION, IDLE, free_port, launch, serve
+from benchmarks.harness import ATTENTION, IDLE, ROOT, free_port, launch, serve
 
 TIMEOUT_MS = 120_000
+KEYS = ("first_page_s", "first_drawn_s", "export_s", "switch_off_s", "leakage_s")
+# JS: the attention chart has drawn (an SVG or a canvas in it, ECharts' aria label written).
+DRAWN = """() => { const el = document.querySelector('.st-key-attention [data-testid=stEChartsChart]');
+    return !!el && el.getAttribute('aria-busy') === 'false' && !!el.querySelector('svg, canvas'); }"""
 
 
-def one_run(warm: bool, idle: float, width: int = 1366, height: int = 768) -> dict:
+def one_run(setting: str, idle: float, tree: Path = ROOT, port: int | None = None, width: int = 1366,
+            height: int = 768) -> dict:
+    """One fresh server of `tree` (its warm-up off for setting "cold"), one visitor; the seconds each wait took."""
     from playwright.sync_api import sync_playwright
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")} | {"LENS_WARMUP": "1" if warm else "0"}
-    proc = serve(env, port := free_port())
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")} | {
+        "LENS_WARMUP": "0" if setting == "cold" else "1"}
+    port = port or free_port()
+    proc = serve(env, port, tree)
     url = f"http://127.0.0.1:{port}"
-    out: dict = {"warmup": warm}
+    out: dict = {"setting": setting}
     try:
         with sync_playwright() as p:
             browser = launch(p)
@@ -42,6 +54,9 @@ def one_run(warm: bool, idle: float, width: int = 1366, height: int = 768) -> di
             page.goto(url + "/?view=head&kind=cross&layer=1&head=1&step=3")
             page.locator(ATTENTION).wait_for(timeout=TIMEOUT_MS)
             out["first_page_s"] = round(time.perf_counter() - began, 2)
+            page.wait_for_function(DRAWN, timeout=TIMEOUT_MS)
+            page.locator(IDLE).wait_for(timeout=TIMEOUT_MS)
+            out["first_drawn_s"] = round(time.perf_counter() - began, 2)
             page.wait_for_timeout(idle * 1000)
 
             page.get_by_text("Export this run").click()
@@ -74,17 +89,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--idle", type=float, default=10.0, help="seconds the visitor reads the first page")
+    parser.add_argument("--old-tree", type=Path, help="also time the warm-up of this checkout (setting 'old')")
+    parser.add_argument("--port", type=int, help="serve on this port (default: a free one)")
     args = parser.parse_args()
-    runs: dict[bool, list[dict]] = {False: [], True: []}
+    settings = {"cold": ROOT, **({"old": args.old_tree.resolve()} if args.old_tree else {}), "warm": ROOT}
+    runs: dict[str, list[dict]] = {name: [] for name in settings}
     for r in range(args.rounds):
-        for warm in (False, True):
-            run = one_run(warm, args.idle)
-            runs[warm].append(run)
+        for name, tree in settings.items():
+            run = one_run(name, args.idle, tree, args.port)
+            runs[name].append(run)
             print(json.dumps({"round": r + 1, **run}), flush=True)
-    keys = ("first_page_s", "export_s", "switch_off_s", "leakage_s")
     print(json.dumps({"rounds": args.rounds, "idle_s": args.idle, **{
-        f"{k}_{'warm' if warm else 'cold'}": statistics.median(x[k] for x in runs[warm]) for k in keys
-        for warm in (False, True)}}))
+        f"{k}_{name}": statistics.median(x[k] for x in runs[name]) for k in KEYS for name in settings}}))
 
 
 if __name__ == "__main__":
