@@ -429,8 +429,10 @@ def sweep(classes: list[int], replicas: int, browsers: int, **kw) -> dict:
 
 
 # ---- what a click costs: two trees side by side -------------------------------------------------------------
-async def cost_clicks(url: str, sessions: int, clicks: int, pid: int, text: str | None) -> dict:
-    """`sessions` sessions, each in turn clicking Next `clicks` times, one click at a time (no queueing)."""
+async def cost_clicks(url: str, sessions: int, clicks: int, pid: int, text: str | None, pause: float = 0.0) -> dict:
+    """`sessions` sessions, each in turn clicking Next `clicks` times, one click at a time (no queueing), `pause`
+    seconds after each answered click (0: the next click follows at once, while the server may still be tidying
+    up after the run it just answered)."""
     opened = [await open_explore(url, text) for _ in range(sessions)]
     tally = Tally()
     cpu = 0.0
@@ -438,7 +440,8 @@ async def cost_clicks(url: str, sessions: int, clicks: int, pid: int, text: str 
         for _ in range(clicks):
             for s in opened:
                 await ready_to_click(s)
-                c0 = cpu_seconds(pid)
+                c0 = cpu_seconds(pid)  # before the pause: the windows tile the time, the tidying-up included
+                await asyncio.sleep(pause)
                 click, why = await click_verified(s)
                 cpu += cpu_seconds(pid) - c0
                 tally.errors.append(why) if why else tally.add(click)
@@ -451,7 +454,7 @@ async def cost_clicks(url: str, sessions: int, clicks: int, pid: int, text: str 
             "bytes_per_click": round(statistics.mean(tally.nbytes)) if n else None}
 
 
-def cost(trees: list[Path], rounds: int, sessions: int, clicks: int, text: str | None) -> dict:
+def cost(trees: list[Path], rounds: int, sessions: int, clicks: int, text: str | None, pause: float = 0.0) -> dict:
     """Alternate fresh servers of each tree `rounds` times; medians per tree of the per-click figures."""
     per_tree: dict[str, list[dict]] = {str(t): [] for t in trees}
     for r in range(rounds):
@@ -459,7 +462,8 @@ def cost(trees: list[Path], rounds: int, sessions: int, clicks: int, text: str |
             port = free_port()
             proc = serve(server_env(), port, tree=tree)
             try:
-                got = asyncio.run(cost_clicks(f"http://127.0.0.1:{port}", sessions, clicks, proc.pid, text))
+                got = asyncio.run(cost_clicks(f"http://127.0.0.1:{port}", sessions, clicks, proc.pid, text,
+                                             pause))
             finally:
                 stop(proc)
             print(json.dumps({"round": r + 1, "tree": str(tree), **got}))
@@ -491,12 +495,13 @@ def main() -> None:
                         help="per-click cost of the first TREE's app against the second's (default: this tree)")
     parser.add_argument("--cost-rounds", type=int, default=3)
     parser.add_argument("--cost-clicks", type=int, default=20, help="clicks per session per round")
+    parser.add_argument("--cost-pause", type=float, default=0.0, help="seconds between one click's answer and the next")
     args = parser.parse_args()
     if args.quick:
         args.sessions, args.browsers, args.rounds, args.gap, args.seconds, args.think = 3, 0, 2, 0.2, 3, 0.5
     if args.cost:
         before, after = args.cost[0].resolve(), (args.cost[1:] or [ROOT])[0].resolve()
-        medians = cost([before, after], args.cost_rounds, 2, args.cost_clicks, args.text or None)
+        medians = cost([before, after], args.cost_rounds, 2, args.cost_clicks, args.text or None, args.cost_pause)
         print(json.dumps({"before": medians[str(before)], "after": medians[str(after)], "before_tree": str(before),
                           "after_tree": str(after)}))
         return
