@@ -10,9 +10,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from model.cli.common import add_model, open_model
 from model.engine import CheckpointError, DecodeOptions, ModelInputError
+from model.engine.bugs import EXPLAIN
+
+if TYPE_CHECKING:
+    from model.engine import Engine, Trace
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
@@ -24,16 +29,60 @@ def cmd_trace(args: argparse.Namespace) -> int:
                             causal=not args.no_causal_mask, shift=not args.no_shift, beam_size=args.beam,
                             temperature=args.temperature, top_k=args.top_k, seed=args.seed, max_len=args.max_len,
                             ablate=tuple(args.ablate), contributions=args.contributions, lens=args.lens,
-                            saliency=args.saliency)
+                            saliency=args.saliency, mask_after_softmax=args.mask_after_softmax,
+                            swap_cross=args.swap_cross, unscaled=args.unscaled)
+    engine.check_bugs(options)  # a switch this family cannot compute: one error, not one per line of --data
     if args.data is not None:
         return trace_data(engine, args.data, Path(args.out), options, args.batch_size)
-    trace = engine.trace(read_stdin_or(args.text), target=args.target, options=options)
+    text = read_stdin_or(args.text)
+    try:
+        trace = engine.trace(text, target=args.target, options=options)
+    except ModelInputError as exc:
+        if options.swap_cross and not args.target and "swapped" in str(exc):
+            raise ModelInputError(f"{exc} Free-running decoding has one decoder row at its first step, so the swap "
+                                  f"fails there on any source of more than one token: give --target with as many "
+                                  f"tokens as the source to see it run.") from exc
+        raise
     trace.save(Path(args.out))
     for w in trace.options.get("warnings", []):
         print(f"warning: {w}", file=sys.stderr)
     print(f"wrote {args.out}: {trace.n} source tokens, {trace.m} decoder rows -> "
           f"{' '.join(trace.target_tokens)}", file=sys.stderr)
+    for line in bug_meters(engine, trace, text, args.target, options):
+        print(line, file=sys.stderr)
     return 0
+
+
+def bug_meters(engine: Engine, trace: Trace, text: str, target: str | None, options: DecodeOptions) -> list[str]:
+    """One line per bug switch that is on, measured on the trace just written (model.analysis.bug_meters): the
+    decoder self-attention's row sums and the weight on the future, what the swapped "cross-attention" attends
+    to, and the rows' entropy and largest weight against the same run without the switch."""
+    from dataclasses import replace
+
+    from model.analysis.bug_meters import row_sums, sharpness, swap_meter
+
+    lines = []
+    if options.mask_after_softmax:
+        meter = row_sums(trace)
+        lines.append(f"mask after the softmax: decoder self-attention rows sum to {meter.min_sum:.3f}..."
+                     f"{float(meter.sums.max()):.3f} (mean share lost {meter.mean_missing:.3f}); largest weight "
+                     f"on a later position {meter.max_future:.3g}")
+    if options.swap_cross:
+        meter = swap_meter(trace)
+        lines.append(f"cross-attention swapped: {trace.n} source queries over {trace.m} target keys; weight on "
+                     f"target positions after the row's own: mean {meter.mean_future:.3f}, largest "
+                     f"{meter.max_future:.3f}")
+    if options.unscaled and engine.card.get("variant") == "no-scaling":
+        lines.append("no 1/sqrt(d_k) scaling: this model was trained without the scaling and always runs without "
+                     "it, so the switch changes nothing here")
+    elif options.unscaled:
+        healthy = engine.trace(text, target=target, options=replace(options, unscaled=False))
+        bug, base = sharpness(trace), sharpness(healthy)
+        for kind in bug.entropy:
+            lines.append(f"no 1/sqrt(d_k) scaling, {kind.replace('_', ' ')}: mean row entropy "
+                         f"{bug.entropy[kind]:.3f} nats (healthy {base.entropy[kind]:.3f}), mean largest weight "
+                         f"{bug.top_weight[kind]:.3f} (healthy {base.top_weight[kind]:.3f})")
+    return lines
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,8 +103,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--top-k", type=int, default=0)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-len", type=int)
-    p.add_argument("--no-causal-mask", action="store_true")
-    p.add_argument("--no-shift", action="store_true")
+    p.add_argument("--no-causal-mask", action="store_true",
+                   help="teacher forcing without the decoder's causal mask (free running cannot see the future)")
+    p.add_argument("--no-shift", action="store_true", help="teacher forcing without the right shift of the target")
+    bugs = p.add_argument_group(
+        "silent bugs", "three more bugs of the references, each an argument of this run (the loaded model is never "
+        "changed); our built-in models compute them, Hugging Face models refuse them with the reason. A line on "
+        "stderr measures the effect (model.analysis.bug_meters).")
+    bugs.add_argument("--mask-after-softmax", action="store_true",
+                      help=f"{EXPLAIN['mask_after_softmax']} Meter: the decoder self-attention's row sums and the "
+                           f"weight left on later positions.")
+    bugs.add_argument("--swap-cross", "--swap-cross-attention", dest="swap_cross", action="store_true",
+                      help=f"{EXPLAIN['swap_cross']} Runs only when source and target have as many tokens (give "
+                           f"--target); otherwise the error a student would get. Meter: the weight the source "
+                           f"queries put on later target positions.")
+    bugs.add_argument("--no-scaling", "--unscaled", dest="unscaled", action="store_true",
+                      help=f"{EXPLAIN['unscaled']} Meter: the mean row entropy and largest weight of each kind, "
+                           f"against the same run with the scaling.")
     p.add_argument("--ablate", action="append", default=[], metavar="KIND:LAYER:HEAD",
                    help="switch a head off (KIND enc|dec|cross, 1-based, * = all); repeatable")
     p.add_argument("--contributions", action="store_true", help="add the contributions object to the Trace")

@@ -21,7 +21,8 @@ EXPLAIN = {
 
 def swap_error(n: int, m: int) -> str:
     """The documented error of the swapped cross-attention when source and target lengths differ."""
+    rows = f"{m} row{'s' * (m != 1)}"
     return (f"Cross-attention with its arguments swapped, (memory, x, x): the queries are the {n} source "
-            f"positions, so it returns {n} rows, which cannot be added to the decoder's {m} rows (PyTorch would "
+            f"positions, so it returns {n} rows, which cannot be added to the decoder's {rows} (PyTorch would "
             f"say: the size of tensor a ({m}) must match the size of tensor b ({n}) at non-singleton dimension "
             f"1). With a source and target of equal length the same bug runs without any error.")

@@ -322,7 +322,10 @@ class Engine(ABC):
         forced, decoded = [], []
         for k, (text, target) in enumerate(zip(texts, targets)):
             try:
-                if options.ablate or options.mode in ("beam", "teacher_forced") and target is None:
+                # One by one: ablation; beam; and the swapped cross-attention, which fails on a line whose
+                # lengths differ (a batch would fail all its lines with it).
+                alone = options.mode in ("beam", "teacher_forced") and target is None
+                if options.ablate or options.swap_cross or alone:
                     out[k] = self.trace(text, target, options)
                     continue
                 normalised, src_ids, _, warnings = self.prepare_source(text)
