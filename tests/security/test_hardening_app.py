@@ -10,13 +10,13 @@ import shutil
 from pathlib import Path
 
 import pytest
-import streamlit as st
 import torch
 from streamlit.testing.v1 import AppTest
 
 from app import registry
 from tests.conftest import build_tiny_checkpoint
 from tests.fixtures import hf_tiny
+from tests.fixtures.apptest import operator_configuration
 from tests.fixtures.hostile import INPUTS, evil_pickle
 
 APP = Path(__file__).resolve().parents[2] / "app"
@@ -49,17 +49,10 @@ def models(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.fixture
 def env(models, monkeypatch):
-    monkeypatch.setattr(registry, "SOURCES", [registry.operator_entries, registry.huggingface_entries])
-    monkeypatch.setenv("LENS_MODEL_DIRS", os.pathsep.join(str(p) for k, p in models.items() if k != "hard-marian"))
-    monkeypatch.setenv("LENS_HF_MODELS", str(models["hard-marian"]))
-    monkeypatch.setenv("LENS_DEFAULT_MODEL", "hard-good")
-    for name in ("LENS_ALLOW_HUB", "LENS_ALLOW_ANY_FOLDER"):
-        monkeypatch.delenv(name, raising=False)
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield models
-    st.cache_resource.clear()
-    st.cache_data.clear()
+    with operator_configuration(monkeypatch, [registry.operator_entries, registry.huggingface_entries]) as apply:
+        apply(LENS_MODEL_DIRS=os.pathsep.join(str(p) for k, p in models.items() if k != "hard-marian"),
+              LENS_HF_MODELS=str(models["hard-marian"]), LENS_DEFAULT_MODEL="hard-good")
+        yield models
 
 
 def session(page: str = ENTRY, source: str = CAT, target: str = CHAT, model: str = "hard-good") -> AppTest:

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from app import registry
@@ -22,6 +21,7 @@ from model.engine import CheckpointError
 from model.engine.loader import load_engine
 from model.engine.safety import MAX_NESTING, nesting, read_header
 from tests.fixtures import hf_tiny, hostile
+from tests.fixtures.apptest import operator_configuration
 from tests.fixtures.checkpoints import build_tiny_checkpoint
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -140,17 +140,11 @@ def test_the_app_refuses_a_hostile_header_within_2_s_and_100_mb(bombs, name, tmp
 
 @pytest.fixture
 def app_env(bombs, monkeypatch):
-    monkeypatch.setattr(registry, "SOURCES", [registry.operator_entries, registry.huggingface_entries])
-    monkeypatch.setenv("LENS_MODEL_DIRS", os.pathsep.join(str(bombs[k]) for k in ("bomb-ours", "nested-ours")))
-    monkeypatch.setenv("LENS_HF_MODELS", os.pathsep.join(str(bombs[k]) for k in ("bomb-marian", "nested-marian")))
-    monkeypatch.setenv("LENS_DEFAULT_MODEL", "bomb-ours")
-    for name in ("LENS_ALLOW_HUB", "LENS_ALLOW_ANY_FOLDER"):
-        monkeypatch.delenv(name, raising=False)
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield bombs
-    st.cache_resource.clear()
-    st.cache_data.clear()
+    with operator_configuration(monkeypatch, [registry.operator_entries, registry.huggingface_entries]) as apply:
+        apply(LENS_MODEL_DIRS=os.pathsep.join(str(bombs[k]) for k in ("bomb-ours", "nested-ours")),
+              LENS_HF_MODELS=os.pathsep.join(str(bombs[k]) for k in ("bomb-marian", "nested-marian")),
+              LENS_DEFAULT_MODEL="bomb-ours")
+        yield bombs
 
 
 @pytest.mark.parametrize("name, words", [("bomb-ours", "more than the 88 tensors config.json implies"),
