@@ -1,4 +1,4 @@
-"""Models of the size people really use (issue 17): a random-weight Marian of opus-mt's dimensions (6 + 6
+"""Models of the size people really use: a random-weight Marian of opus-mt's dimensions (6 + 6
 layers, 8 heads, d_model 512, a 58k SentencePiece vocabulary) and a random-weight T5 of t5-small's, opened
 in the app as "your model" (LENS_HF_MODELS). For each:
 
@@ -15,7 +15,7 @@ the heads, one panel: explore.fast_view), and "grid", every layer x head (6 x 8 
     .venv/bin/python -m benchmarks.big_models            # builds the models once into tests/fixtures' cache
     .venv/bin/python -m benchmarks.big_models --quick    # opus-mt dimensions with a 2k vocabulary, 3 clicks
 
-Targets (issue 17): step click <= 150 ms on the server, <= 1.5 s to render. Prints one JSON line per model, with
+Targets: step click <= 150 ms on the server, <= 1.5 s to render. Prints one JSON line per model, with
 a "default" and a "grid" row.
 """
 

@@ -1,5 +1,5 @@
 """What do contributions cost? A traced decode with `DecodeOptions(contributions=True)` against the same traced
-decode without, as a ratio of medians, the two sides interleaved in every round (issue 14 target: <= 1.5x).
+decode without, as a ratio of medians, the two sides interleaved in every round (the target: at most 1.5x).
 
 Runs on the shipped models (checkpoints/) and on the tiny Hugging Face Marian (tests/fixtures/hf_tiny.py),
 on the presets' sources of each model's pair: greedy decoding (the Explore page's default) and teacher

@@ -1,4 +1,4 @@
-"""First-time costs on a fresh server (issue 27), without and with the warm-up (app/warmup.py), side by side.
+"""First-time costs on a fresh server, without and with the warm-up (app/warmup.py), side by side.
 
 Each round starts one fresh server per setting, in turn: `cold` (LENS_WARMUP=0: no warm-up), `warm` (the warm-up
 thread), and with --old-tree PATH also `old` (the warm-up of another checkout, e.g. a git worktree of the commit

@@ -1,7 +1,7 @@
-"""The README's figures for issue 29 on the shipped en-fr: the three bug switches' meters, training against
+"""The README's figures of the lessons on the shipped en-fr: the three bug switches' meters, training against
 inference on one sentence, and (--timing) the key-value cache's cached step against a recompute.
 
-    .venv/bin/python benchmarks/lessons_figures.py [--timing]
+    .venv/bin/python -m benchmarks.lessons_figures [--timing]
 """
 
 from __future__ import annotations

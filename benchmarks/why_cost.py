@@ -1,4 +1,4 @@
-"""Cost of "why this token" (issue 30): a traced greedy decode with the logit lens (`DecodeOptions(lens=True)`)
+"""Cost of "why this token" (Explore's panel): a traced greedy decode with the logit lens (`DecodeOptions(lens=True)`)
 and with gradient saliency (`saliency=True`: integrated gradients at the intervals chosen by convergence, input x
 gradient, Spearman per head) against the same plain traced decode, the sides interleaved in every round.
 

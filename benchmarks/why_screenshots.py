@@ -1,6 +1,7 @@
-"""Screenshots of issue 30's views at 1366 x 768 from a running app, on the shipped grammar en-fr: Explore's logit
-lens panel, the gradient saliency row under the cross-attention picture (with the heads' rank agreement), the
-Compare page (a link: healthy en-fr against a broken model on one sentence), and the head roles on the Heads page.
+"""Screenshots at 1366 x 768 from a running app, on the shipped grammar en-fr: Explore's "why this token" views
+(the logit lens panel, the gradient saliency row under the cross-attention picture with the heads' rank
+agreement), the Compare page (a link: healthy en-fr against a broken model on one sentence), and the head roles
+on the Heads page.
 
     ./run.sh app --server.port 8720 &        (or: .venv/bin/streamlit run app/streamlit_app.py --server.port 8720)
     .venv/bin/python -m benchmarks.why_screenshots --port 8720 --out assets

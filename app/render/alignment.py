@@ -99,7 +99,8 @@ SCORES_CSS = """
 
 def scores_html(scores: Sequence[tuple[str, str, str]]) -> str:
     """Named figures shown large, side by side, each with its explanation as a tooltip: (label, value, help).
-    What `st.metric` shows, as plain HTML: the page then loads no metric code (issue 16)."""
+    What `st.metric` shows, as plain HTML: the page then loads no metric code, so a first visit downloads less
+    before the page shows."""
     cells = "".join(f"<div title='{html.escape(tip)}'><span>{html.escape(label)}</span>"
                     f"<b>{html.escape(value)}</b></div>" for label, value, tip in scores)
     return f"<style>{SCORES_CSS}</style><div class='lens-scores'>{cells}</div>"
@@ -116,7 +117,8 @@ RANK_CSS = """
 def ranking_html(table: pd.DataFrame, height_px: int = 360, digits: int = 3) -> str:
     """A table of methods and their scores as static HTML (pandas' `to_html`, text escaped) in a box that
     scrolls past `height_px`; float columns right-aligned with `digits` decimals. Not `st.table` or
-    `st.dataframe`: those send Arrow data, and the browser loads ~0.9 MB of Arrow code to show it (issue 16)."""
+    `st.dataframe`: those send Arrow data, and the browser loads ~0.9 MB of Arrow code to show it, which a first
+    visit waits for."""
     numeric = [k for k, c in enumerate(table.columns) if pd.api.types.is_float_dtype(table[c])]
     body = table.to_html(index=False, border=0, classes="lens-rank", escape=True, na_rep="–",
                          formatters={table.columns[k]: (lambda v: f"{v:.{digits}f}") for k in numeric})

@@ -1,6 +1,7 @@
-"""Figures of "why this token" (issue 30): the logit lens of one step as an HTML table, the gradient saliency of
-one step as a row of source (and prefix) cells, and its rank agreement with every cross-attention head as a
-layers x heads grid. Pure: a Trace's lens / saliency objects in, HTML or plotly figures out; no Streamlit here."""
+"""Figures of "why this token" (which inputs and layers led the model to its choice): the logit lens of one step
+as an HTML table, the gradient saliency of one step as a row of source (and prefix) cells, and its rank agreement
+with every cross-attention head as a layers x heads grid. Pure: a Trace's lens / saliency objects in, HTML or
+plotly figures out; no Streamlit here."""
 
 from __future__ import annotations
 

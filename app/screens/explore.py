@@ -35,8 +35,9 @@ CAPTIONS = {
 # A run whose grid would be unreadable or slow to step opens on a single panel instead, saying why (fast_view):
 LONG_TOKENS = 40  # past this many source tokens the grid's panels are too narrow to read: one head, large
 # Past this many panels per kind (layers x heads) a step in the grid is too slow: every panel is redrawn on each
-# click, and the 48 panels of a 6 x 8 model (opus-mt's size) missed issue 17's step targets by far, where the
-# shipped models' 3 x 4 = 12 panels meet them. Such a model opens on the mean of the heads (one panel).
+# click, and the 48 panels of a 6 x 8 model (opus-mt's size) were far slower than a step click may take (150 ms
+# on the server, 1.5 s to draw), where the shipped models' 3 x 4 = 12 panels stay within it. Such a model opens
+# on the mean of the heads (one panel).
 GRID_PANELS = 24
 K_OPENED = "fast_view_for"  # what the last single-panel default was applied for (once per model / long source)
 # px of the attention picture: one head or the mean view fits under the step bar at 768 px; the grid (every
@@ -225,7 +226,7 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
                 analysis.head_off_button(model_key, kind, layer, head)
             if chosen_note := st.session_state.get(K_NOTE):
                 st.caption(f":material/lightbulb: {state.text(chosen_note)}")
-            if not present:  # why this token: logit lens, gradient saliency (issue 30)
+            if not present:  # why this token: logit lens, gradient saliency (presenter mode: one picture only)
                 why.why_panel(model_key, source, target, options, shown, step)
     with right:
         # drawn only when opened (key + on_change): a step click sends the button, not the link in it

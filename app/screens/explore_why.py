@@ -1,4 +1,4 @@
-"""Explore's "why this token" panel (issue 30), under the attention picture: the logit lens of the step (what
+"""Explore's "why this token" panel, under the attention picture: the logit lens of the step (what
 each decoder layer would predict if the model stopped there) and the gradient saliency of the chosen token
 (integrated gradients over the source and the target prefix, with each cross-attention head's rank agreement).
 Each is computed only when its switch is on, as a cached run of services.get_trace with `lens` / `saliency` set

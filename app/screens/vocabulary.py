@@ -1,5 +1,6 @@
 """Vocabulary honesty next to the source box: the words of the sentence this model does not know, and the
-words it does know, by part of speech, each one click away from the sentence (issue 13).
+words it does know, by part of speech, each one click away from the sentence: a small model knows a
+closed vocabulary, and the page says which words are outside it rather than let them pass silently.
 
 The rule for "does not know" is the engine's (Engine.unknown_words, before any decoding); the word list is
 Engine.lexicon. A model without a word list (Hugging Face, your own data) says so instead.
