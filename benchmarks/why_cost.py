@@ -3,7 +3,7 @@ and with gradient saliency (`saliency=True`: integrated gradients at the interva
 gradient, Spearman per head) against the same plain traced decode, the sides interleaved in every round.
 
 A plain traced step costs plain_ms / m (m decoder rows). Both analyses cover every row of the run, so their
-extra cost per row, over a plain step, is (with_ms - plain_ms) / plain_ms: the figure the issue's targets are
+extra cost per row, over a plain step, is (with_ms - plain_ms) / plain_ms: the figure the targets are
 about (lens <= 2x, integrated gradients <= 10x a plain traced step). The whole-run ratio with_ms / plain_ms is
 printed too, and the intervals integrated gradients used (median and largest over the rows).
 
