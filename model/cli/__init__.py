@@ -64,9 +64,9 @@ def bug_meters(engine: Engine, trace: Trace, text: str, target: str | None, opti
     lines = []
     if options.mask_after_softmax:
         meter = row_sums(trace)
-        lines.append(f"mask after the softmax: decoder self-attention rows sum to {meter.min_sum:.3f}..."
-                     f"{float(meter.sums.max()):.3f} (mean share lost {meter.mean_missing:.3f}); largest weight "
-                     f"on a later position {meter.max_future:.3g}")
+        lines.append(f"mask after the softmax: decoder self-attention rows sum to between "
+                     f"{meter.min_sum:.3f} and {float(meter.sums.max()):.3f} (mean share lost "
+                     f"{meter.mean_missing:.3f}); largest weight on a later position {meter.max_future:.3g}")
     if options.swap_cross:
         meter = swap_meter(trace)
         lines.append(f"cross-attention swapped: {trace.n} source queries over {trace.m} target keys; weight on "
