@@ -42,7 +42,11 @@ LINE = 1.25  # a label's height (its bounding box) in font sizes: labels closer 
 # Row heights (px) of the picture: a cell as tall as it is wide on the assumed width, within these bounds; the
 # chart's height follows the rows (HEIGHT_KEY), its width is the column's.
 ROW_PX = {"single": (16, 64), "panels": (12, 40)}
-MIN_PANEL_PX = 72
+# A picture of few rows (step 1: one) is no thin strip: its rows grow until each panel is FEW_ROWS_ASPECT of its
+# width tall on a 1920 x 1080 screen, where the chart is WIDE_SCALE times as wide as on the assumed width (1128
+# against 697 px in Chromium), within MIN_PANEL_PX..FEW_ROWS_MAX_PX (the one-head view's wide panel stops there).
+MIN_PANEL_PX, FEW_ROWS_MAX_PX = 72, 160
+FEW_ROWS_ASPECT, WIDE_SCALE = 0.45, 1.62
 LABEL_PX = 120  # longest label drawn (px), cut with an ellipsis; the axis pointer shows it whole on hover
 LEFT_SHARE = 0.24  # of the chart's width at most for the query labels
 GAP_PX = 34  # between rows of panels: room for their titles
@@ -126,10 +130,11 @@ def option(fig: go.Figure, fit_labels: bool = True, width: float = ASSUMED_WIDTH
     right_px = 64  # the colour bar and its labels
     left_f, plot_w = left_px / width, 1 - (left_px + right_px) / width
     x_spans = [ax.get("domain", [0, 1]) for ax, _ in axes]
-    cell_w = min((x1 - x0) * plot_w * width for x0, x1 in x_spans) / len(k_labels)  # px on the assumed width
+    panel_w = min((x1 - x0) * plot_w * width for x0, x1 in x_spans)  # px on the assumed width
+    cell_w = panel_w / len(k_labels)
     lo, hi = ROW_PX["single" if single else "panels"]
-    # a picture of few rows (step 1: one) is no thin strip: rows grow until it is MIN_PANEL_PX tall
-    cell_h = max(min(max(cell_w, lo), hi), min(MIN_PANEL_PX / len(q_labels), MIN_PANEL_PX))
+    panel_floor = min(FEW_ROWS_MAX_PX, max(MIN_PANEL_PX, FEW_ROWS_ASPECT * WIDE_SCALE * panel_w))
+    cell_h = max(min(max(cell_w, lo), hi), panel_floor / len(q_labels))  # few rows: grown to the panel's floor
     x_font = min(x_size, fit(cell_w)) if fit_labels else x_size
     y_font = min(y_size, max(7, int(0.8 * cell_h))) if fit_labels else y_size
     flat = _text_px(k_labels, x_font) <= 0.92 * cell_w  # short labels on wide cells read across

@@ -166,3 +166,36 @@ def test_each_tour_stop_on_explore_shows_its_picture_with_its_text_at_1366(serve
             assert seen["bottom"] <= seen["height"], (stop, seen)  # every row of the map on the screen
             if stop < 4:
                 page.locator(".st-key-tour_next button").click()
+
+
+# JS: the attention chart's panels (its cells, grouped where a gap of more than 4 px parts them from left to right):
+# each panel's width and height in px.
+PANELS = """() => {
+  const chart = document.querySelector('.st-key-attention [data-testid=stEChartsChart]');
+  const cells = [...chart.querySelectorAll('svg path')].filter(p => (p.getAttribute('fill') || '').startsWith('rgb(')
+    && Number(p.getAttribute('fill-opacity') ?? 1) > 0 && p.getBoundingClientRect().width > 2)
+    .map(p => p.getBoundingClientRect()).sort((a, b) => a.left - b.left);
+  const panels = [];
+  for (const c of cells) {
+    const p = panels[panels.length - 1];
+    if (p && c.left <= p.right + 4) { p.right = Math.max(p.right, c.right); p.top = Math.min(p.top, c.top);
+      p.bottom = Math.max(p.bottom, c.bottom); }
+    else panels.push({left: c.left, right: c.right, top: c.top, bottom: c.bottom});
+  }
+  return panels.map(p => ({w: p.right - p.left, h: p.bottom - p.top})); }"""
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)], ids=["1366", "1920"])
+def test_a_one_row_mean_view_reads_as_a_picture(server, size):
+    """Step 1's maps have one row: the mean view's panels were 280 x 72 px strips at 1920 x 1080 (decoder
+    self-attention: one cell). Each panel is now at least 0.4 of its width tall."""
+    for kind in ("cross", "dec"):
+        query = f"/?text=the%20black%20cat%20sat%20.&mode=greedy&kind={kind}&view=mean&step=1"
+        with open_page(server, *size, query=query) as page:
+            page.wait_for_function(ROW_SHOWN, arg=[0], timeout=60_000)
+            page.locator(IDLE).wait_for(timeout=60_000)
+            panels = page.evaluate(PANELS)
+            print(size, kind, [(round(p["w"]), round(p["h"])) for p in panels])
+            assert len(panels) == 3, panels  # en-fr: one panel a decoder layer
+            for p in panels:
+                assert p["h"] >= 0.4 * p["w"], (kind, panels)
