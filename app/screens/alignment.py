@@ -79,7 +79,7 @@ def method_ui(engine) -> al.Method:
     _init(K_HEAD, MEAN)
     cols = st.columns([3, 1.1, 1.1, 2.2, 1.2], vertical_alignment="bottom")
     # select boxes, not a radio or segmented control: each new kind of widget is more code a new visitor's
-    # browser loads before the page shows (issue 16)
+    # browser loads before the page shows
     reading = cols[0].selectbox("Reading of a decoder row", list(READINGS), key=K_READING, format_func=READINGS.get,
                             help="Chen et al. (2020): the attention at the step where a word is the decoder's "
                                  "input often aligns better than at the step that predicts it.")
@@ -190,7 +190,7 @@ def table_view(model_key: str, engine, method: al.Method) -> None:
                 + (f" ({n - scored} skipped)" if scored < n else "") + f". Lowest AER of any method here: "
                 f"`{best['method']}` at **{best['AER']:.3f}** (chosen on these same sentences, so optimistic).")
     left, right = st.columns([2, 3], gap="large")
-    # plain HTML tables (st.html): no chart, data grid or Arrow table whose code the browser would load (#16)
+    # plain HTML tables (st.html): no chart, data grid or Arrow table whose code the browser would load
     left.container(key="align_head_grid").html(
         af.head_aer_html(grid, title=f"AER per head · {method.extract} · {method.reading}"))
     _init(K_TABLE_SEL, "all")
@@ -211,10 +211,9 @@ URL_RULES = {"reading": (K_READING, page_url.one_of(tuple(READINGS)), str),
 
 
 def main() -> None:
-    page_url.read_once("alignment", URL_RULES)
-    model_key, engine = state.page_header(
-        "Alignment", "Read cross-attention as a word alignment, and score it head by head against gold links.")
-    page_url.show_notices("alignment")
+    model_key, engine = page_url.open_page(
+        "alignment", URL_RULES, "Alignment",
+        "Read cross-attention as a word alignment, and score it head by head against gold links.")
     source, _, chosen = state.text_inputs(engine)
     target = state.target_input()
     gold_text = gold_ui(chosen)

@@ -69,14 +69,11 @@ def clamp(key: str, top: int, low: int = 1) -> int:
 
 
 def main() -> None:
-    page_url.read_once("compare", URL_RULES)
-    model_key, engine = state.page_header(
-        "Compare", "Two runs side by side: two models on one sentence, or one model on two sentences; below, their "
-                   "difference where the tokens match.")
-    page_url.show_notices("compare")
-    for key, value in ((K_A_TEXT, DEFAULT_A), (K_B_TEXT, DEFAULT_B), (K_KIND, "cross"), (K_LAYER, 1),
-                       (K_HEAD, 1), (K_STEP, 1)):
-        st.session_state.setdefault(key, value)
+    model_key, engine = page_url.open_page(
+        "compare", URL_RULES, "Compare",
+        "Two runs side by side: two models on one sentence, or one model on two sentences; below, their difference "
+        "where the tokens match.",
+        {K_A_TEXT: DEFAULT_A, K_B_TEXT: DEFAULT_B, K_KIND: "cross", K_LAYER: 1, K_HEAD: 1, K_STEP: 1})
     a_text, b_model, b_text = inputs(model_key)
     a, b = run(model_key, a_text), run(b_model, b_text)
     if a is None or b is None:

@@ -95,13 +95,11 @@ def name_pairs(what: str, pairs: tuple[tuple[str, str], ...]) -> None:
 
 
 def main() -> None:
-    page_url.read_once("heads", URL_RULES)
-    model_key, engine = state.page_header(
-        "Heads", "Which heads matter: the teacher-forced loss when one head alone is switched off (Michel et al. "
-                 "2019). Click a head to open it on Explore.")
-    page_url.show_notices("heads")
-    for key, value in ((K_DATA, "test"), (K_N, 50), (K_KIND, "all")):
-        st.session_state.setdefault(key, value)
+    model_key, engine = page_url.open_page(
+        "heads", URL_RULES, "Heads",
+        "Which heads matter: the teacher-forced loss when one head alone is switched off (Michel et al. 2019). "
+        "Click a head to open it on Explore.",
+        {K_DATA: "test", K_N: 50, K_KIND: "all"})
     what, pairs = pairs_ui(model_key)
     if pairs is None:
         page_url.write(URL_RULES, sentence=False)

@@ -360,11 +360,9 @@ URL_RULES = {"view": (K_VIEW, page_url.one_of(tuple(VIEWS)), str),
 
 
 def main() -> None:
-    page_url.read_once("leakage_lab", URL_RULES)
-    model_key, engine = state.page_header(
-        "Leakage lab",
+    model_key, engine = page_url.open_page(
+        "leakage_lab", URL_RULES, "Leakage lab",
         "Break the causal mask or the right shift and watch the decoder copy the answer it should predict.")
-    page_url.show_notices("leakage_lab")
     tour.panel(tour.LEAKAGE_PAGE)  # the tour's Leakage lab stops are shown here
     source, _, _ = state.text_inputs(engine)
     vocabulary.source_help(engine, source)

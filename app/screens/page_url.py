@@ -1,4 +1,5 @@
-"""The URL state of the pages besides Explore (Leakage lab, Alignment, Heads): a link reproduces the page.
+"""The URL state of the pages besides Explore (Leakage lab, Alignment, Heads, Compare): a link reproduces the page;
+and how such a page opens (open_page: link, model picker, title, notices, defaults).
 
 Explore has its own module (explore_url); the parameters every page shares (`model`, `text`, `target`) are read
 by its `apply`, so a sentence and a model mean the same on every page. A page names its own parameters as
@@ -14,7 +15,9 @@ from typing import Any
 
 import streamlit as st
 
+from app import state
 from app.screens import explore_url as url
+from app.services import Engine
 from app.state import K_MODEL, K_SOURCE, K_TARGET
 
 Rule = tuple[str, Callable[[str], Any], Callable[[Any], str]]
@@ -69,6 +72,20 @@ def read_once(page: str, rules: dict[str, Rule]) -> None:
 def show_notices(page: str) -> None:
     for note in st.session_state.pop(K_NOTICES + page, []):
         st.warning(note, icon=":material/link_off:")
+
+
+def open_page(page: str, rules: dict[str, Rule], title: str, caption: str,
+              defaults: dict[str, Any] | None = None) -> tuple[str, Engine]:
+    """How a linked page opens: the link's parameters into session state (before the model picker runs, so a
+    linked model is the one picked), the model picker, title and caption (state.page_header), the link's notices
+    under them, then `defaults` for the session keys neither the link nor an earlier run set. Returns
+    (model key, engine)."""
+    read_once(page, rules)
+    model_key, engine = state.page_header(title, caption)
+    show_notices(page)
+    for key, value in (defaults or {}).items():
+        st.session_state.setdefault(key, value)
+    return model_key, engine
 
 
 def write(rules: dict[str, Rule], sentence: bool = True) -> None:
