@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from benchmarks.harness import ATTENTION, CHROMIUM, browser_page, served
+from benchmarks.harness import ATTENTION, CHROMIUM, IDLE, browser_page, served
 from tests.fixtures.checkpoints import shipped_checkpoint
 
 # JS: texts of the labels in the main area's buttons that the browser shows cut (ellipsis or overflow).
@@ -48,3 +48,16 @@ def overlapping(labels: list[dict]) -> list[tuple[str, str]]:
             if min(a["r"], b["r"]) - max(a["l"], b["l"]) > 0.5 and min(a["b"], b["b"]) - max(a["t"], b["t"]) > 0.5:
                 out.append((a["text"], b["text"]))
     return out
+
+
+def tour_stops(page, last: int):
+    """Start Explore's tour and walk it to stop `last`: yields each stop's number once its text is shown and the
+    page is idle, and clicks Next after each stop but the last."""
+    page.locator(IDLE).wait_for(timeout=60_000)
+    page.locator(".st-key-tour_start button").click()
+    for stop in range(1, last + 1):
+        page.get_by_text(f"Tour {stop}/").wait_for(timeout=60_000)
+        page.locator(IDLE).wait_for(timeout=60_000)
+        yield stop
+        if stop < last:
+            page.locator(".st-key-tour_next button").click()

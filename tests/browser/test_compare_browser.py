@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import CHROMIUM, IDLE, launch, served
+from benchmarks.harness import CHROMIUM, IDLE, browser_page, served
 from tests.fixtures.checkpoints import build_tiny_checkpoint
 
 pytestmark = [
@@ -37,43 +37,32 @@ def server(tmp_path):
 
 
 def test_a_comparison_link_in_a_new_context_reproduces_both_sides(server):
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
-        browser = launch(p)
-        try:
-            context = browser.new_context(viewport={"width": 1366, "height": 768})
-            page = context.new_page()
-            page.goto(f"{server}/Compare?{urllib.parse.urlencode(LINK)}")
-            expect(page.locator(".st-key-cmp_a_text input")).to_have_value(LINK["a_text"], timeout=90_000)
-            expect(page.locator(".st-key-cmp_b_text input")).to_have_value(LINK["b_text"], timeout=90_000)
-            expect(page.locator(".st-key-cmp_b_model").get_by_role("combobox")).to_have_value("tiny-b", timeout=90_000)
-            for side, model in (("cmp_a", "A: tiny-a"), ("cmp_b", "B: tiny-b")):
-                title = page.locator(f".st-key-{side} .js-plotly-plot .gtitle")
-                expect(title).to_contain_text(model, timeout=90_000)
-                expect(title).to_contain_text("Encoder self-attention · layer 2 · head 3", timeout=90_000)
-            expect(page.locator(".st-key-cmp_diff .js-plotly-plot")).to_contain_text("A − B", timeout=90_000)
-            page.locator(IDLE).wait_for(timeout=90_000)
-            written = dict(urllib.parse.parse_qsl(urllib.parse.urlparse(page.url).query))
-            assert {k: written[k] for k in LINK} == LINK
-        finally:
-            browser.close()
+    # a fresh browser: a new context, no session, no history
+    with browser_page(f"{server}/Compare?{urllib.parse.urlencode(LINK)}", 1366, 768) as page:
+        expect(page.locator(".st-key-cmp_a_text input")).to_have_value(LINK["a_text"], timeout=90_000)
+        expect(page.locator(".st-key-cmp_b_text input")).to_have_value(LINK["b_text"], timeout=90_000)
+        expect(page.locator(".st-key-cmp_b_model").get_by_role("combobox")).to_have_value("tiny-b", timeout=90_000)
+        for side, model in (("cmp_a", "A: tiny-a"), ("cmp_b", "B: tiny-b")):
+            title = page.locator(f".st-key-{side} .js-plotly-plot .gtitle")
+            expect(title).to_contain_text(model, timeout=90_000)
+            expect(title).to_contain_text("Encoder self-attention · layer 2 · head 3", timeout=90_000)
+        expect(page.locator(".st-key-cmp_diff .js-plotly-plot")).to_contain_text("A − B", timeout=90_000)
+        page.locator(IDLE).wait_for(timeout=90_000)
+        written = dict(urllib.parse.parse_qsl(urllib.parse.urlparse(page.url).query))
+        assert {k: written[k] for k in LINK} == LINK
 
 
 def test_each_side_names_its_model_and_view_in_full_at_1366(server):
     """Long model names and a layer's mean: each picture's title stays inside its half of the page."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    with sync_playwright() as p:
-        browser = launch(p)
-        try:
-            page = browser.new_context(viewport={"width": 1366, "height": 768}).new_page()
-            page.goto(f"{server}/Compare?{urllib.parse.urlencode(LONG)}")
-            title_b = page.locator(".st-key-cmp_b .js-plotly-plot .gtitle")
-            expect(title_b).to_contain_text(f"B: {LONG['b_model']}", timeout=90_000)
-            expect(title_b).to_contain_text("Cross-attention · layer 2 · mean over heads", timeout=90_000)
-            page.locator(IDLE).wait_for(timeout=90_000)
-            overflow = page.evaluate(TITLE_OVERFLOW)
-            assert len(overflow) == 2 and max(overflow) <= 0, overflow
-        finally:
-            browser.close()
+    with browser_page(f"{server}/Compare?{urllib.parse.urlencode(LONG)}", 1366, 768) as page:
+        title_b = page.locator(".st-key-cmp_b .js-plotly-plot .gtitle")
+        expect(title_b).to_contain_text(f"B: {LONG['b_model']}", timeout=90_000)
+        expect(title_b).to_contain_text("Cross-attention · layer 2 · mean over heads", timeout=90_000)
+        page.locator(IDLE).wait_for(timeout=90_000)
+        overflow = page.evaluate(TITLE_OVERFLOW)
+        assert len(overflow) == 2 and max(overflow) <= 0, overflow
+

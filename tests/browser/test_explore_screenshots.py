@@ -65,13 +65,7 @@ def test_tour_screenshot_shows_the_causal_mask_stop_whole(server, tmp_path):
     from PIL import Image
 
     with open_page(server, 1366, 768) as page:
-        page.locator(IDLE).wait_for(timeout=60_000)
-        page.locator(".st-key-tour_start button").click()
-        for stop in range(2, 5):
-            page.get_by_text(f"Tour {stop - 1}/").wait_for(timeout=60_000)
-            page.locator(IDLE).wait_for(timeout=60_000)
-            page.locator(".st-key-tour_next button").click()
-        page.get_by_text("Tour 4/").wait_for(timeout=60_000)
+        list(eb.tour_stops(page, 4))  # walked to stop 4
         page.wait_for_function(ROW_SHOWN, arg=[6], timeout=60_000)  # the whole reference: rows 0-6
         page.locator(IDLE).wait_for(timeout=60_000)
         page.wait_for_timeout(800)  # the scroll to the picture, fonts

@@ -54,6 +54,27 @@ def reopened(link: str, ready: str):
             browser.close()
 
 
+def open_from_explore(page, name: str, ready: str) -> dict:
+    """From Explore, the sidebar's link to page `name`, once `ready` is drawn and the page idle: what it shows."""
+    page.get_by_role("link", name=name).click()
+    page.locator(ready).first.wait_for(timeout=120_000)
+    settle(page)
+    return page.evaluate(SHOWN)
+
+
+def shown_and_link(page) -> tuple[dict, str]:
+    """What the page shows and its address, once it has settled after the last click."""
+    settle(page)
+    return page.evaluate(SHOWN), page.evaluate("() => location.href")
+
+
+def assert_reopens_the_same(link: str, ready: str, shown: dict) -> None:
+    """The link in a new browser shows `shown`, and the page writes back exactly what the link said."""
+    again, opened_at = reopened(link, ready)
+    assert opened_at == link
+    assert again == shown
+
+
 @pytest.mark.parametrize("name", ["Leakage lab", "Alignment", "Heads"])
 def test_moving_to_another_page_keeps_the_model_and_sentence(server, name):
     """Explore on the grammar en-fr (not the first model of the list) with a sentence of its own, then the page's
@@ -75,56 +96,40 @@ def test_moving_to_another_page_keeps_the_model_and_sentence(server, name):
 def test_a_leakage_lab_state_opens_the_same_in_a_new_browser(server):
     ready = "[data-testid=stPlotlyChart] .main-svg"
     with eb.open_page(server, 1366, 768) as page:
-        page.get_by_role("link", name="Leakage lab").click()
-        page.locator(ready).first.wait_for(timeout=120_000)
-        settle(page)
-        before = page.evaluate(SHOWN)
+        before = open_from_explore(page, "Leakage lab", ready)
         page.locator(".st-key-leak_causal label").click()  # the causal mask off
         page.wait_for_function("() => location.search.includes('causal=0')", timeout=60_000)
         settle(page)
         page.locator(".st-key-leak_shift label").click()  # and the right shift
         page.wait_for_function("() => location.search.includes('shift=0')", timeout=60_000)
         page.locator(ready).first.wait_for(timeout=120_000)
-        settle(page)
-        shown, link = page.evaluate(SHOWN), page.evaluate("() => location.href")
+        shown, link = shown_and_link(page)
     assert shown != before  # the switches changed what the page says
     assert "/Leakage_lab?" in link and "model=en-fr&" in link
-    again, opened_at = reopened(link, ready)
-    assert opened_at == link  # the page wrote back exactly what the link said
-    assert again == shown
+    assert_reopens_the_same(link, ready, shown)
 
 
 def test_an_alignment_state_opens_the_same_in_a_new_browser(server):
     ready = ".lens-svg svg"
     with eb.open_page(server, 1366, 768) as page:
-        page.get_by_role("link", name="Alignment").click()
-        page.locator(ready).first.wait_for(timeout=120_000)
-        settle(page)
-        before = page.evaluate(SHOWN)
+        before = open_from_explore(page, "Alignment", ready)
         pick(page, "align_reading", "Shift-aware (row where the word is the input)")
         pick(page, "align_layer", "2")
         pick(page, "align_head", "3")
         page.wait_for_function("() => ['reading=shift', 'layer=2', 'head=3'].every(p => location.search.includes(p))",
                                timeout=60_000)
-        settle(page)
-        shown, link = page.evaluate(SHOWN), page.evaluate("() => location.href")
+        shown, link = shown_and_link(page)
     assert shown["svg"] != before["svg"]  # another head's alignment is drawn
-    again, opened_at = reopened(link, ready)
-    assert opened_at == link
-    assert again == shown
+    assert_reopens_the_same(link, ready, shown)
 
 
 def test_a_heads_state_opens_the_same_in_a_new_browser(server):
     ready = ".st-key-heads_rank button"
     with eb.open_page(server, 1366, 768) as page:
-        page.get_by_role("link", name="Heads").click()
-        page.locator(ready).wait_for(timeout=120_000)
-        settle(page)
+        open_from_explore(page, "Heads", ready)
         page.locator(".st-key-heads_n input[type=range]").press("ArrowRight")  # 50 -> 100 test pairs
         page.wait_for_function("() => location.search.includes('n=100')", timeout=60_000)
         settle(page)
         expect(page.get_by_text("the first 100 pairs of the test split", exact=False)).to_be_visible()
         shown, link = page.evaluate(SHOWN), page.evaluate("() => location.href")
-    again, opened_at = reopened(link, ready)
-    assert opened_at == link
-    assert again == shown
+    assert_reopens_the_same(link, ready, shown)
