@@ -26,8 +26,7 @@ from model.analysis.alignment import (
 )
 from model.cli import main
 from model.corpora import Example, read_tsv
-from tests.conftest import SOURCES, TARGETS
-from tests.fixtures.checkpoints import shipped_checkpoint
+from tests.fixtures.checkpoints import SOURCES, TARGETS, shipped_checkpoint
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLD = Gold(frozenset({(0, 0), (1, 1)}), frozenset({(0, 0), (1, 1), (1, 2)}))

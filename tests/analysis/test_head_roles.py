@@ -133,7 +133,7 @@ def test_on_the_shipped_en_fr_the_upper_cross_attention_heads_align():
     row predicts, those of layer 1 none (README, "Why this token")."""
     from model.corpora import read_tsv
     from model.engine.loader import load_engine
-    from tests.conftest import ROOT
+    from tests.fixtures.checkpoints import ROOT
 
     result = head_roles(load_engine(ROOT / "checkpoints" / "en-fr"), read_tsv(ROOT / "assets" / "data" /
                                                                              "en-fr.test.tsv")[:80])

@@ -9,8 +9,8 @@ from dataclasses import replace
 from app.screens.alignment_upload import by_file_line
 from model.analysis.alignment import Method, align_upload, parse_pharaoh, parse_tsv
 from model.analysis.alignment.uploads import word_map
-from tests.conftest import SOURCES, TARGETS
 from tests.fixtures.apptest import ALIGNMENT, page_on, upload
+from tests.fixtures.checkpoints import SOURCES, TARGETS
 
 NATURAL = ("The black cat sat on the mat.", "Le chat noir s'assit sur le tapis.")  # "mat." is "mat ." normalised
 FILE = (f"{SOURCES[0]}\t{TARGETS[0]}\n\n{NATURAL[0]}\t{NATURAL[1]}\n"

@@ -10,7 +10,7 @@ from app import state
 from app.render.roles import roles_html
 from model.analysis.head_roles import ROLE_RULE, head_roles
 from model.corpora import first_test_examples
-from tests.app.test_app import ENTRY
+from tests.fixtures.apptest import ENTRY
 
 
 @pytest.fixture

@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import build_tiny_checkpoint
 from tests.fixtures.apptest import LEAKAGE, clear_caches, page_on
 from tests.fixtures.apptest import figure as chart
-from tests.fixtures.checkpoints import build_leakage_trio, edit_card
+from tests.fixtures.checkpoints import build_leakage_trio, build_tiny_checkpoint, edit_card
 
 SOURCE, TARGET = "the black cat sat on the mat .", "le chat noir s' assit sur le tapis ."
 

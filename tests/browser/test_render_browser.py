@@ -14,7 +14,7 @@ from app.render import leakage as lf
 from app.render import views
 from benchmarks.harness import CHROMIUM, launch
 from model.engine import DecodeOptions, load_engine
-from tests.conftest import ROOT
+from tests.fixtures.checkpoints import ROOT
 
 pytestmark = [
     pytest.mark.browser,

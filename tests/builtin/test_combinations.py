@@ -12,7 +12,7 @@ import pytest
 from model.corpora import PAIRS, generate, read_tsv
 from model.corpora.splits import generate_structured, to_example
 from model.corpora.structure import NP, SHAPES, Clause, Place, Relative, relatives, shapes
-from tests.conftest import ROOT
+from tests.fixtures.checkpoints import ROOT
 
 LINK = re.compile(r"^(\d+)([-?])(\d+)$")
 SPLITS = ("train", "valid", "test")

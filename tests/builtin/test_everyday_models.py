@@ -12,7 +12,7 @@ import pytest
 from model.builtin.engine import BuiltinEngine
 from model.corpora.grouped_split import held_out_split
 from model.engine.text import UNKNOWN_WORDS
-from tests.conftest import ROOT
+from tests.fixtures.checkpoints import ROOT
 
 EVERYDAY = ("everyday-en-fr", "everyday-de-en")
 TARGET_CHRF, TARGET_BLEU = 55.0, 30.0  # on the model's own test split, sacrebleu, one reference

@@ -11,7 +11,7 @@ import pytest
 
 from model.analysis.scores import translate_all
 from model.builtin.engine import BuiltinEngine
-from tests.conftest import ROOT
+from tests.fixtures.checkpoints import ROOT
 
 LIST = Path(__file__).parent / "data" / "handwritten.tsv"
 COMBINATIONS = ("neg-rel", "place-rel", "rel-obj", "rel-because")

@@ -4,7 +4,7 @@ import json
 
 from model.builtin.normalise import normalise
 from model.corpora import generate
-from tests.conftest import ROOT
+from tests.fixtures.checkpoints import ROOT
 
 
 def test_presets_match_the_generated_reference_pairs():

@@ -12,8 +12,7 @@ from model.analysis.alignment.methods import Method
 from model.cli import main
 from model.corpora import read_tsv
 from model.engine.loader import load_engine
-from tests.conftest import ROOT
-from tests.fixtures.checkpoints import shipped_checkpoint
+from tests.fixtures.checkpoints import ROOT, shipped_checkpoint
 
 DATA = ROOT / "assets" / "data" / "en-fr.test.tsv"
 

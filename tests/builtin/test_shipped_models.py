@@ -8,7 +8,7 @@ import pytest
 
 from model.builtin.engine import BuiltinEngine
 from model.engine import DecodeOptions
-from tests.conftest import ROOT
+from tests.fixtures.checkpoints import ROOT
 
 CKPT = ROOT / "checkpoints"
 EXAMPLES = {

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from model.corpora.grouped_split import sentence_groups, split_by_sentence
-from tests.conftest import ROOT
+from tests.fixtures.checkpoints import ROOT
 
 PAIRS = [(f"I see {n} cats.", f"Je vois {n} chats.") for n in range(40)] + [
     ("Run!", "Cours !"), ("Run!", "Courez !"), ("Go.", "Cours !"), ("Hi.", "Salut !"), ("Hello!", "Salut !")]

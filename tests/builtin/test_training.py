@@ -13,7 +13,7 @@ import torch
 from model.builtin.checkpoint import load_checkpoint
 from model.corpora import generate
 from model.training.train import TrainConfig, train
-from tests.conftest import ROOT
+from tests.fixtures.checkpoints import ROOT
 
 TINY = dict(architecture=dict(d_model=32, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=64), vocab_size=300,
             eval_every=4, em_sample=8, dtype="float32")

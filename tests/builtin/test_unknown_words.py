@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from model.engine import DecodeOptions, load_engine
-from tests.conftest import ROOT
+from tests.fixtures.checkpoints import ROOT
 
 CASES = [("de-en", "Ich liebe dich."), ("en-fr", "I love zebras and my xylophone quietly.")]
 

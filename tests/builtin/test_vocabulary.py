@@ -11,8 +11,8 @@ import pytest
 
 from model.engine import load_engine
 from model.engine.text import UNKNOWN_WORDS
-from tests.conftest import ROOT
 from tests.fixtures import hf_tiny
+from tests.fixtures.checkpoints import ROOT
 
 MUST_SHOW = [("en-fr", "I love you so much .", ["you", "so", "much"]),
              ("de-en", "Ich liebe dich .", ["ich", "liebe", "dich"])]

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 import torch
 
-from model.builtin.batch import pad_batch
 from model.engine import DecodeOptions, ModelInputError
 from model.engine.contributions import norm_weighted, rollout, source_share
 from model.engine.heads import expand, keep_masks
 from model.engine.masks import decoder_self_mask
 from model.engine.runs import ContributionParts
-from tests.conftest import SOURCES, TARGETS
+from model.engine.tensors import pad_batch
+from tests.fixtures.checkpoints import SOURCES, TARGETS
 
 
 def test_expand_names_every_head_once_in_order():

@@ -11,14 +11,15 @@ import numpy as np
 import pytest
 import torch
 
-from model.builtin.batch import pad_batch, teacher_forced_batch
+from model.builtin.batch import teacher_forced_batch
 from model.builtin.checkpoint import load_checkpoint
 from model.builtin.engine import BuiltinEngine
 from model.engine import CheckpointError, DecodeOptions, ModelInputError
 from model.engine.loader import load_engine
 from model.engine.masks import causal_mask, decoder_self_mask, padding_mask
+from model.engine.tensors import pad_batch
 from model.engine.trace import KINDS, Trace
-from tests.conftest import ROOT, build_tiny_checkpoint
+from tests.fixtures.checkpoints import ROOT, build_tiny_checkpoint
 
 TEXT = "the black cat sat on the mat ."
 TARGET = "le chat noir s' assit sur le tapis ."

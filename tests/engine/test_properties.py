@@ -14,8 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from model.builtin.normalise import MAX_INPUT_CHARS, clean, normalise
+from model.builtin.normalise import normalise
 from model.builtin.tokenizer import train_tokenizer
+from model.engine.text import MAX_INPUT_CHARS, clean
 from model.engine.trace import KINDS, Step, Trace
 
 # Every code point, surrogates and controls included; and a text strategy biased to the awkward ones.
