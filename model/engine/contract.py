@@ -16,6 +16,12 @@ Which member runs a model, by what the caller has:
 - ids of sources -> greedy or sampled RawRuns: `decode_batch` (the one loop, model.engine.decode); one source:
   `run_generate`. Beam search of one source (hypotheses and the live beams): `run_beam`.
 
+`run_teacher_forced` and `run_generate` are one-input shorthands, one line each over `teacher_forced_batch` and
+`decode_batch`: no code path of their own, so they cannot drift from the batched members. They stay because the
+analyses that study one sentence under the causal and shift switches (model.analysis.leakage, probe, exposure)
+and the engine parity tests ask for one run with `causal` / `shift` flags, where the batched form would wrap
+every call in lists, build a DecodeOptions and take `[0]`.
+
 Text in, text out over a test set is model.analysis.scores.translate_all, written on `decode_batch`. What the
 decoding loop itself needs of an engine is the smaller `model.engine.runs.Decoder`.
 
