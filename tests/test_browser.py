@@ -1,6 +1,6 @@
 """Drive the served app with Playwright and Debian's Chromium: step three tokens, check the prefix and the
-heatmaps update, save a screenshot. LENS_UPDATE_SCREENSHOT=1 writes it to assets/screenshot.png (on the
-shipped en-fr model, with the black-cat example); otherwise it goes to the test's tmp folder."""
+heatmaps update, save a screenshot (to the test's tmp folder). The README's screenshots are written by
+tests/browser/test_explore_screenshots.py and the other LENS_UPDATE_SCREENSHOT=1 paths, not by this test."""
 
 from __future__ import annotations
 
@@ -13,14 +13,10 @@ from benchmarks.harness import (
     ATTENTION,
     CHIPS,
     CHROMIUM,
-    ROOT,
     ROW_SHOWN,
-    SOURCE_SHOWN,
     launch,
     served,
 )
-
-UPDATE = os.environ.get("LENS_UPDATE_SCREENSHOT") == "1"
 
 pytestmark = [
     pytest.mark.browser,
@@ -30,14 +26,7 @@ pytestmark = [
 
 @pytest.fixture
 def server(tiny_ckpt):
-    env = dict(os.environ)
-    if UPDATE:
-        if not (ROOT / "checkpoints" / "en-fr" / "config.json").is_file():
-            pytest.skip("LENS_UPDATE_SCREENSHOT needs the shipped checkpoints/en-fr")
-        env.pop("LENS_MODEL_DIRS", None)
-        env.pop("LENS_DEFAULT_MODEL", None)
-    else:
-        env.update(LENS_MODEL_DIRS=str(tiny_ckpt), LENS_DEFAULT_MODEL=tiny_ckpt.name)
+    env = dict(os.environ) | {"LENS_MODEL_DIRS": str(tiny_ckpt), "LENS_DEFAULT_MODEL": tiny_ckpt.name}
     with served(env) as (url, _):
         yield url
 
@@ -52,13 +41,6 @@ def test_step_three_tokens_and_screenshot(server, tmp_path):
             page.goto(server)
             nxt = page.locator(".st-key-next button")
             nxt.wait_for(timeout=60_000)
-            if UPDATE:  # a sentence whose alignment crosses: the picture for the README
-                page.locator(".st-key-preset").click()
-                page.get_by_role("option", name="the black cat sat on the mat").click()
-                expect(page.locator(".st-key-source input")).to_have_value("the black cat sat on the mat .")
-                page.wait_for_function(SOURCE_SHOWN, arg=["blackcatsatonthemat"], timeout=60_000)
-                page.locator(".st-key-reset button").click()  # the preset opens on its last step
-                expect(page.get_by_text("Step 1 of", exact=False)).to_be_visible(timeout=30_000)
             page.wait_for_function(ROW_SHOWN, arg=[0], timeout=60_000)
             expect(page.locator(CHIPS)).to_have_count(1)
             first = page.locator(CHIPS).first.inner_text()
@@ -71,7 +53,7 @@ def test_step_three_tokens_and_screenshot(server, tmp_path):
             assert chips[0] == first and len(chips) == 4
             said = page.locator(ATTENTION).get_attribute("aria-label")  # the chart's own description
             assert " 4 × " in said and "Last query: 3 " in said, said  # rows 0-3 drawn, no fifth
-            out = ROOT / "assets" / "screenshot.png" if UPDATE else tmp_path / "screenshot.png"
+            out = tmp_path / "screenshot.png"
             page.screenshot(path=str(out))
             assert out.stat().st_size > 10_000
         finally:
