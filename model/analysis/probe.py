@@ -24,6 +24,10 @@ orders of magnitude above the noise and two below a leak.
 `future_attention_mass` is the largest decoder self-attention weight any query puts on a key at a later
 position (one unperturbed teacher-forced pass, same setting); the per-layer/head arrays break it down.
 
+`bugs` (names of model.engine.bugs.BUGS, `probe --mask-after-softmax` ...) runs every pass with those switches
+on. The mask applied after the softmax leaves every weight on a later key exactly 0 (future_attention_mass 0),
+yet the probe finds the leak: the surviving weights were divided by a sum over every key, later ones included.
+
 Without a target the probe uses the model's own greedy translation as the labels. It works on any Engine
 through its public API; perturbed runs go through `Engine.teacher_forced_batch` without attention, one batched
 pass per chunk.
@@ -38,6 +42,7 @@ import numpy as np
 
 from model.analysis.leakage import future_weights
 from model.engine import DecodeOptions, Engine
+from model.engine.bugs import BUGS
 
 LEAK_THRESHOLD = 1e-4
 BATCH = 32  # perturbed label sequences per teacher_forced_batch call
@@ -57,6 +62,7 @@ class ProbeResult:
     future_weight_by_head: tuple[tuple[float, ...], ...]  # (L, h): largest weight on a later key
     future_mass_by_head: tuple[tuple[float, ...], ...]  # (L, h): future mass summed per row, mean over rows
     threshold: float = LEAK_THRESHOLD
+    bugs: tuple[str, ...] = ()  # the bug switches every pass ran with (model.engine.bugs)
 
     def __post_init__(self) -> None:
         m = len(self.label_tokens)
@@ -85,6 +91,7 @@ class ProbeResult:
             "model": self.model,
             "causal": self.causal,
             "shift": self.shift,
+            "bugs": list(self.bugs),
             "target_source": self.target_source,
             "source_tokens": list(self.source_tokens),
             "label_tokens": list(self.label_tokens),
@@ -111,9 +118,14 @@ def replacement_ids(labels: list[int], vocab_size: int, specials: set[int]) -> l
 
 
 def probe(engine: Engine, text: str, target: str | None = None, causal: bool = True,
-          shift: bool = True) -> ProbeResult:
-    """Run the causality probe (module docstring) on one sentence."""
+          shift: bool = True, *, bugs: tuple[str, ...] = ()) -> ProbeResult:
+    """Run the causality probe (module docstring) on one sentence; `bugs`: bug switches on in every pass."""
+    unknown = sorted(set(bugs) - set(BUGS))
+    if unknown:
+        raise ValueError(f"probe: unknown bug switches {unknown} (known: {', '.join(BUGS)})")
+    options = DecodeOptions(mode="teacher_forced", causal=causal, shift=shift, **dict.fromkeys(bugs, True))
     engine.check_switches(causal, shift)
+    engine.check_bugs(options)
     _, src, pieces, _ = engine.prepare_source(text)
     if target is not None and target.strip():
         labels = engine.encode_target(engine.normalise_target(target))
@@ -121,8 +133,7 @@ def probe(engine: Engine, text: str, target: str | None = None, causal: bool = T
     else:
         labels = list(engine.run_generate(src, DecodeOptions(mode="greedy")).out_ids)
         origin = "greedy"
-    base = engine.run_teacher_forced(src, labels, causal, shift)
-    options = DecodeOptions(mode="teacher_forced", causal=causal, shift=shift)
+    base = engine.teacher_forced_batch([src], [labels], options)[0]
     vocab = base.logits.shape[-1]
     other = replacement_ids(labels, vocab, engine.special_ids())
     m = len(labels)
@@ -144,4 +155,4 @@ def probe(engine: Engine, text: str, target: str | None = None, causal: bool = T
         label_tokens=tuple(engine.piece(i) for i in labels), max_past_logit_change=max(changes, default=0.0),
         position_changes=changes, future_attention_mass=float(largest.max(initial=0.0)),
         future_weight_by_head=tuple(tuple(float(v) for v in row) for row in largest),
-        future_mass_by_head=tuple(tuple(float(v) for v in row) for row in mass))
+        future_mass_by_head=tuple(tuple(float(v) for v in row) for row in mass), bugs=options.bugs)

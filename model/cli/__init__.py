@@ -12,9 +12,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from model.cli.common import add_model, open_model
+from model.cli.common import add_bug_switches, add_model, open_model
 from model.engine import CheckpointError, DecodeOptions, ModelInputError
-from model.engine.bugs import EXPLAIN
 
 if TYPE_CHECKING:
     from model.engine import Engine, Trace
@@ -106,20 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-causal-mask", action="store_true",
                    help="teacher forcing without the decoder's causal mask (free running cannot see the future)")
     p.add_argument("--no-shift", action="store_true", help="teacher forcing without the right shift of the target")
-    bugs = p.add_argument_group(
-        "silent bugs", "three more bugs of the references, each an argument of this run (the loaded model is never "
-        "changed); our built-in models compute them, Hugging Face models refuse them with the reason. A line on "
-        "stderr measures the effect (model.analysis.bug_meters).")
-    bugs.add_argument("--mask-after-softmax", action="store_true",
-                      help=f"{EXPLAIN['mask_after_softmax']} Meter: the decoder self-attention's row sums and the "
-                           f"weight left on later positions.")
-    bugs.add_argument("--swap-cross", "--swap-cross-attention", dest="swap_cross", action="store_true",
-                      help=f"{EXPLAIN['swap_cross']} Runs only when source and target have as many tokens (give "
-                           f"--target); otherwise the error a student would get. Meter: the weight the source "
-                           f"queries put on later target positions.")
-    bugs.add_argument("--no-scaling", "--unscaled", dest="unscaled", action="store_true",
-                      help=f"{EXPLAIN['unscaled']} Meter: the mean row entropy and largest weight of each kind, "
-                           f"against the same run with the scaling.")
+    add_bug_switches(p, "A line on stderr measures the effect (model.analysis.bug_meters).", meters=True)
     p.add_argument("--ablate", action="append", default=[], metavar="KIND:LAYER:HEAD",
                    help="switch a head off (KIND enc|dec|cross, 1-based, * = all); repeatable")
     p.add_argument("--contributions", action="store_true", help="add the contributions object to the Trace")

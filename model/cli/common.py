@@ -1,5 +1,6 @@
-"""What several commands share: the model options (--model, --allow-hub) and opening the model they name, and
-reading a file of sentence pairs. Heavy modules are imported when a command runs, so `--help` stays quick."""
+"""What several commands share: the model options (--model, --allow-hub) and opening the model they name, the
+three bug switches of a run (`trace`, `probe`), and reading a file of sentence pairs. Heavy modules are imported
+when a command runs, so `--help` stays quick."""
 
 from __future__ import annotations
 
@@ -16,6 +17,34 @@ def add_model(p: argparse.ArgumentParser) -> None:
     """--model (required) and --allow-hub."""
     p.add_argument("--model", required=True, help="checkpoint folder (ours) or Hugging Face model folder / hub id")
     p.add_argument("--allow-hub", action="store_true", help="allow downloading a hub id (needs the network)")
+
+
+def add_bug_switches(p: argparse.ArgumentParser, note: str, meters: bool = False) -> None:
+    """--mask-after-softmax, --swap-cross, --no-scaling (DecodeOptions.mask_after_softmax, swap_cross, unscaled),
+    each with its one-line account (model.engine.bugs.EXPLAIN); `note` ends the group's description; `meters`:
+    each flag's help also names what trace's stderr line measures."""
+    from model.engine.bugs import EXPLAIN
+
+    meter = {"mask_after_softmax": " Meter: the decoder self-attention's row sums and the weight left on later "
+                                   "positions.",
+             "swap_cross": " Meter: the weight the source queries put on later target positions.",
+             "unscaled": " Meter: the mean row entropy and largest weight of each kind, against the same run with "
+                         "the scaling."} if meters else {}
+    bugs = p.add_argument_group(
+        "silent bugs", "three more bugs of the references, each an argument of this run (the loaded model is never "
+        "changed); our built-in models compute them, Hugging Face models refuse them with the reason. " + note)
+    bugs.add_argument("--mask-after-softmax", action="store_true",
+                      help=EXPLAIN["mask_after_softmax"] + meter.get("mask_after_softmax", ""))
+    bugs.add_argument("--swap-cross", "--swap-cross-attention", dest="swap_cross", action="store_true",
+                      help=EXPLAIN["swap_cross"] + " Runs only when source and target have as many tokens (give "
+                           "--target); otherwise the error a student would get." + meter.get("swap_cross", ""))
+    bugs.add_argument("--no-scaling", "--unscaled", dest="unscaled", action="store_true",
+                      help=EXPLAIN["unscaled"] + meter.get("unscaled", ""))
+
+
+def bug_names(args: argparse.Namespace) -> tuple[str, ...]:
+    """The bug switches given on the command line (add_bug_switches), as DecodeOptions field names."""
+    return tuple(name for name in ("mask_after_softmax", "swap_cross", "unscaled") if getattr(args, name))
 
 
 def open_model(args: argparse.Namespace) -> Engine:

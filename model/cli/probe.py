@@ -6,14 +6,18 @@ import argparse
 import json
 import sys
 
-from model.cli.common import add_model, open_model
+from model.cli.common import add_bug_switches, add_model, bug_names, open_model
+
+BUG_WORDS = {"mask_after_softmax": "mask after the softmax", "swap_cross": "cross-attention arguments swapped",
+             "unscaled": "no 1/sqrt(d_k) scaling"}
 
 
 def run(args: argparse.Namespace) -> int:
     from model.analysis.probe import probe
 
     engine = open_model(args)
-    result = probe(engine, args.text, args.target, causal=not args.no_causal_mask, shift=not args.no_shift)
+    result = probe(engine, args.text, args.target, causal=not args.no_causal_mask, shift=not args.no_shift,
+                   bugs=bug_names(args))
     if args.json:
         print(json.dumps(result.to_dict(), ensure_ascii=False))
         return 0
@@ -26,7 +30,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"worst: replacing the labels from position {j} ({result.label_tokens[j]!r}) on moved rows 0..{j} "
               f"by {result.position_changes[j]:.3g}")
     print(f"(teacher forcing on {len(result.label_tokens)} labels from the {result.target_source}, causal mask "
-          f"{'on' if result.causal else 'off'}, shift {'on' if result.shift else 'off'})", file=sys.stderr)
+          f"{'on' if result.causal else 'off'}, shift {'on' if result.shift else 'off'}"
+          + "".join(f", {BUG_WORDS[name]}" for name in result.bugs) + ")", file=sys.stderr)
     return 0
 
 
@@ -37,5 +42,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--target", help="reference target (default: the model's own greedy translation)")
     p.add_argument("--no-causal-mask", action="store_true", help="teacher forcing without the causal mask")
     p.add_argument("--no-shift", action="store_true", help="teacher forcing without the right shift")
+    add_bug_switches(p, "The probe runs every pass with them: the mask applied after the softmax leaves 0 weight "
+                        "on later positions, and still leaks.")
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout and nothing else there")
     p.set_defaults(func=run)

@@ -5,6 +5,7 @@ refuses every switch with its reason."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -153,3 +154,44 @@ def test_the_run_switches_are_documented_where_the_cli_is(doc):
     for flag in ("--no-causal-mask", "--no-shift", *FLAGS):
         assert flag in flags, flag
         assert re.search(rf"(?<![\w-]){flag}(?![\w-])", table), (doc, flag)
+
+
+def probe_json(ckpt, capsys, *extra: str, target: str = TARGET) -> dict:
+    assert main(["probe", "--model", str(ckpt), "--text", SOURCE, "--target", target, "--json", *extra]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_probe_takes_the_switches_and_finds_the_leaks_a_zero_weight_hides(tiny_ckpt, tiny_engine, capsys):
+    """The mask after the softmax puts exactly 0 weight on later positions, yet rows were divided by a sum over
+    every key: perturbing later labels moves earlier logits (the probe says LEAKS). The swapped cross-attention
+    (equal lengths) hands source row i what target positions after i hold: it leaks too. No scaling does not."""
+    healthy = probe_json(tiny_ckpt, capsys)
+    assert not healthy["leaks"] and healthy["bugs"] == []
+    after = probe_json(tiny_ckpt, capsys, "--mask-after-softmax")
+    assert after["leaks"] and after["max_past_logit_change"] > 1e-2 and after["bugs"] == ["mask_after_softmax"]
+    assert after["future_attention_mass"] == 0.0
+    unscaled = probe_json(tiny_ckpt, capsys, "--no-scaling")
+    assert not unscaled["leaks"] and unscaled["bugs"] == ["unscaled"]
+    equal = equal_length_target(tiny_engine, SOURCE, TARGET)
+    swapped = probe_json(tiny_ckpt, capsys, "--swap-cross", target=equal)
+    assert swapped["leaks"] and swapped["bugs"] == ["swap_cross"]
+    assert main(["probe", "--model", str(tiny_ckpt), "--text", SOURCE, "--target", TARGET, "--swap-cross"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: Cross-attention with its arguments swapped") and err.count("\n") == 1
+    assert main(["probe", "--model", str(tiny_ckpt), "--text", SOURCE, "--target", TARGET,
+                 "--mask-after-softmax"]) == 0
+    assert "mask after the softmax)" in capsys.readouterr().err
+
+
+def test_probe_refuses_an_unknown_switch(tiny_engine):
+    from model.analysis.probe import probe
+
+    with pytest.raises(ValueError, match="unknown bug switches"):
+        probe(tiny_engine, SOURCE, TARGET, bugs=("no_mask",))
+
+
+@pytest.mark.parametrize("flag", FLAGS)
+def test_hugging_face_refuses_each_switch_in_the_probe(marian, capsys, flag):
+    assert main(["probe", "--model", str(marian), "--text", "the cat sat .", "--target", "le chat .", flag]) == 2
+    err = capsys.readouterr().err
+    assert "error: Not possible for this model family" in err and "Traceback" not in err
