@@ -2,7 +2,8 @@
 
 This module holds the parser and `trace` (`trace_data`: its --data form); every other command is one module here
 (`train`, `eval`, `corpus`, `probe`, `align`, `heads`) with a `register(subparsers)`, listed in `commands`;
-`common` holds what several of them share (the model options, reading a file of pairs).
+`common` holds what several of them share (the model options, the three bug switches of `trace` and `probe`,
+reading a file of pairs).
 """
 
 from __future__ import annotations
