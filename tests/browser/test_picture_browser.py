@@ -59,9 +59,9 @@ def test_one_head_fills_its_column_and_no_tick_labels_overlap(server, size, pres
 
 
 def test_keyboard_stepping_survives_clicks_on_toggles(server):
-    """Failed before its fix (run 2026-12-04 against 33be7a0 with only the key listener of 0ec0446^ restored, served
-    from a git worktree; 0ec0446^ itself does not start: ModuleNotFoundError model.analysis.lens): after the click on
-    "Decoder", ArrowRight did not step (row 1 never drawn, 30 s timeout)."""
+    """Failed before its fix (run 2026-12-04 against 33be7a0 with only the key listener of 0ec0446^ restored,
+    served from a git worktree; 0ec0446^ itself cannot serve Explore: ModuleNotFoundError model.analysis.lens):
+    after the click on "Decoder", ArrowRight did not step (row 1 never drawn, 30 s timeout)."""
     with open_page(server, 1366, 768, query="/?text=the%20black%20cat%20sat%20.&step=1") as page:
         page.wait_for_function(ROW_SHOWN, arg=[0], timeout=60_000)
         page.locator(".st-key-kind button", has_text="Decoder").click()
