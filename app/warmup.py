@@ -13,9 +13,9 @@ in) made that page about a second slower (benchmarks/RESULTS.md). So `start` is 
 script run has ended (app/streamlit_app.py), and before each of its pieces the thread waits until no page's script
 is running (`script_run` counts them) and the last one ended QUIET_S ago: the browser's own drawing of that page
 goes first. After the export piece the thread lowers its own scheduling priority (NICE, per thread on Linux), so
-the Python pieces yield the cores to a visitor's click that comes while they run; the export goes first at normal
-priority because kaleido's browser, started by it, keeps the priority of the thread that started it for the
-server's life.
+the Python pieces yield the cores to a visitor's click that comes while they run (a step click reruns only
+Explore's fragment, which `script_run` does not see); the export goes first at normal priority because kaleido's
+browser, started by it, keeps the priority of the thread that started it for the server's life.
 """
 
 from __future__ import annotations
