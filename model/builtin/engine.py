@@ -13,14 +13,14 @@ from model.builtin.config import UNK_ID
 from model.builtin.contributions import contribution_parts, parts_of
 from model.builtin.lens import layer_logits
 from model.builtin.normalise import normalise
-from model.builtin.saliency import embedded_step
+from model.builtin.saliency import embedded_run
 from model.builtin.transformer import Encoded, Transformer
 from model.builtin.vocabulary import lexicon, unknown_words
 from model.builtin.word_counts import words_of
 from model.engine.bugs import BUGS, swap_error
 from model.engine.contract import Engine
 from model.engine.errors import ModelInputError
-from model.engine.gradients import EmbeddedStep
+from model.engine.gradients import EmbeddedRun
 from model.engine.masks import causal_mask
 from model.engine.runs import ContributionParts, DecodeOptions, RawRun, Stepper
 from model.engine.tensors import pad_batch
@@ -208,6 +208,6 @@ class BuiltinEngine(Engine):
         return layer_logits(self.model, run, options.causal or options.mode != "teacher_forced",
                             self.head_masks(options))
 
-    def embedded_step(self, run: RawRun, options: DecodeOptions, t: int, chosen: int) -> EmbeddedStep:
-        return embedded_step(self.model, run, t, chosen, options.causal or options.mode != "teacher_forced",
-                             self.head_masks(options))
+    def embedded_run(self, run: RawRun, options: DecodeOptions, chosen: list[int]) -> EmbeddedRun:
+        return embedded_run(self.model, run, chosen, options.causal or options.mode != "teacher_forced",
+                            self.head_masks(options))

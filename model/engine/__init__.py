@@ -9,7 +9,7 @@
 - `to_trace`, `trace`: raw runs -> `Trace`, the only thing that leaves model/ (JSON / NPZ readers and writers);
 - `contributions`, `lens`, `saliency`: the Trace's optional objects (norm-weighted attention, rollout and
   source share; the logit lens; gradient saliency), computed by the contract; `gradients`: what saliency
-  needs from a family (`EmbeddedStep`);
+  needs from a family (`EmbeddedRun`);
 - `heads`: head names (`cross:2:3`), the kind codes and the keep masks of ablation; `bugs`: the bug switches;
 - `tensors`: padding a batch, tensors to arrays, (log-)softmax; `masks`, `text`: boolean attention masks and
   input cleaning, shared by every family;

@@ -45,7 +45,7 @@ from model.engine.beam import beam_search
 from model.engine.contributions import contributions
 from model.engine.decode import decode_batch
 from model.engine.errors import ModelInputError
-from model.engine.gradients import EmbeddedStep
+from model.engine.gradients import EmbeddedRun
 from model.engine.heads import expand, keep_masks
 from model.engine.lens import lens
 from model.engine.runs import ContributionParts, DecodeOptions, RawRun, Stepper
@@ -177,10 +177,10 @@ class Engine(ABC):
         says so."""
         raise ModelInputError(f"{self.name}: this {self.family} model cannot compute the logit lens")
 
-    def embedded_step(self, run: RawRun, options: DecodeOptions, t: int, chosen: int) -> EmbeddedStep:
-        """Row t of `run` as a differentiable function of its token embeddings, ending at the logit of id
-        `chosen` (model.engine.gradients; gradient saliency, model.engine.saliency). A family that cannot
-        says so."""
+    def embedded_run(self, run: RawRun, options: DecodeOptions, chosen: list[int]) -> EmbeddedRun:
+        """Every row of `run` as a differentiable function of its token embeddings, ending at the logit of the
+        row's id in `chosen` (model.engine.gradients; gradient saliency, model.engine.saliency). A family that
+        cannot says so."""
         raise ModelInputError(f"{self.name}: this {self.family} model cannot compute gradient saliency")
 
     # ---- decoding choices a family may refine -------------------------------------------------------------
@@ -370,6 +370,5 @@ class Engine(ABC):
         if options.lens:
             why["lens"] = lens(to_numpy(self.layer_logits(run, options)), chosen, self.piece, options.report_top_k)
         if options.saliency:
-            why["saliency"] = saliency([self.embedded_step(run, options, t, c) for t, c in enumerate(chosen)],
-                                       run.cross_attn)
+            why["saliency"] = saliency(self.embedded_run(run, options, chosen), run.cross_attn)
         return why

@@ -1,10 +1,13 @@
-"""What gradient saliency needs from an engine: one step's logit as a differentiable function of the token
-embeddings the model reads (model.engine.saliency does the rest, the same for every family).
+"""What gradient saliency needs from an engine: every decoder row's logit as a differentiable function of the
+token embeddings the model reads (model.engine.saliency does the rest, the same for every family).
 
-An engine fills in `EmbeddedStep` for decoder row t of a run: the embeddings of the source tokens and of the
-decoder inputs row t could see, the baseline (the model's padding embedding in every position), and `logit`,
-the model's own forward pass from those embeddings to the logit of the chosen token at row t, in the run's
-setting (causal or not, the same heads off).
+An engine fills in `EmbeddedRun` for a run: the embeddings of the source tokens and of the decoder inputs, the
+baseline (the model's padding embedding in every position), the id chosen at each row, and `logits`, the model's
+own forward pass from those embeddings to the logit of row r's chosen id, for a batch in which every element
+names its own row r, in the run's setting (causal or not, the same heads off). One pass thus serves points of
+many rows at once. With the causal mask on, row r reads only decoder inputs 0..r, so the prefix given may stop
+after the batch's last row (and whatever it holds after row r cannot change row r's logit); without it, every
+row reads all m inputs. `row(t)` is the same function for one row, as its own pass would compute it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import torch
 
 @dataclass(frozen=True)
 class EmbeddedStep:
+    """One row on its own: the decoder inputs it could see and its chosen id's logit from them."""
     source: torch.Tensor  # (n, d) the source tokens' embeddings (before any scaling or positions)
     prefix: torch.Tensor  # (T, d) the decoder inputs row t could see (T = t + 1 with the causal mask on)
     source_baseline: torch.Tensor  # (n, d) the padding embedding in every source position
@@ -29,3 +33,42 @@ class EmbeddedStep:
             raise ValueError(f"embedded step: inputs {tuple(self.source.shape)}, {tuple(self.prefix.shape)} and "
                              f"baselines {tuple(self.source_baseline.shape)}, {tuple(self.prefix_baseline.shape)} "
                              f"differ in shape")
+
+
+@dataclass(frozen=True)
+class EmbeddedRun:
+    """Every row of a run as a function of its embeddings (module docstring)."""
+    source: torch.Tensor  # (n, d) the source tokens' embeddings (before any scaling or positions)
+    target: torch.Tensor  # (m, d) the decoder inputs of the run
+    source_baseline: torch.Tensor  # (n, d) the padding embedding in every source position
+    target_baseline: torch.Tensor  # (m, d) the same on the target side
+    chosen: tuple[int, ...]  # (m,) the id whose logit row r explains
+    causal: bool  # row r read decoder inputs 0..r only
+    # (B, n, d), (B, L, d), rows (B,) -> (B,): element b's logit of chosen[rows[b]] at row rows[b]; L > every
+    # row with the causal mask on, L = m without it
+    logits: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
+
+    def __post_init__(self) -> None:
+        if self.source.shape != self.source_baseline.shape or self.target.shape != self.target_baseline.shape \
+                or len(self.chosen) != self.target.shape[0]:
+            raise ValueError(f"embedded run: inputs {tuple(self.source.shape)}, {tuple(self.target.shape)}, "
+                             f"baselines {tuple(self.source_baseline.shape)}, {tuple(self.target_baseline.shape)} "
+                             f"and {len(self.chosen)} chosen ids do not match")
+
+    @property
+    def m(self) -> int:
+        return int(self.target.shape[0])
+
+    def seen(self, t: int) -> int:
+        """How many decoder inputs row t read: t + 1 with the causal mask on, m without it."""
+        return t + 1 if self.causal else self.m
+
+    def row(self, t: int) -> EmbeddedStep:
+        """Row t alone, its prefix cut to the inputs it read (a pass of its own: no other row shares it)."""
+        T = self.seen(t)
+
+        def logit(source: torch.Tensor, prefix: torch.Tensor) -> torch.Tensor:
+            return self.logits(source, prefix, torch.full((source.shape[0],), t, dtype=torch.long))
+
+        return EmbeddedStep(source=self.source, prefix=self.target[:T], source_baseline=self.source_baseline,
+                            prefix_baseline=self.target_baseline[:T], logit=logit)

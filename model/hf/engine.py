@@ -20,7 +20,7 @@ import torch
 
 from model.engine.contract import Engine
 from model.engine.errors import CheckpointError
-from model.engine.gradients import EmbeddedStep
+from model.engine.gradients import EmbeddedRun
 from model.engine.masks import full_mask
 from model.engine.runs import ContributionParts, DecodeOptions, RawRun, Stepper
 from model.engine.tensors import pad_batch, to_numpy
@@ -254,10 +254,10 @@ class HFEngine(Engine):
         return lens.layer_logits(self.model, run, options.causal or options.mode != "teacher_forced",
                                  self.head_masks(options))
 
-    def embedded_step(self, run: RawRun, options: DecodeOptions, t: int, chosen: int) -> EmbeddedStep:
+    def embedded_run(self, run: RawRun, options: DecodeOptions, chosen: list[int]) -> EmbeddedRun:
         """Baseline: the padding id's embedding (the end id's for a model without one)."""
-        return lens.embedded_step(self.model, run, t, chosen, options.causal or options.mode != "teacher_forced",
-                                  self.pad_id if self.pad_id is not None else self.end_id, self.head_masks(options))
+        return lens.embedded_run(self.model, run, chosen, options.causal or options.mode != "teacher_forced",
+                                 self.pad_id if self.pad_id is not None else self.end_id, self.head_masks(options))
 
     def decoder_dims(self) -> dict[str, int]:
         """From the config: BART / Marian / M2M-100 name decoder_ffn_dim; T5 d_ff, d_kv (its heads x d_kv need

@@ -7,7 +7,8 @@ output projection as the model applies it (`lm_head`, plus `final_logits_bias` w
 tied embeddings first scales by d_model^-0.5). Checked on every call: the projection of the last hidden state
 must give the model's own logits, or the lens is refused rather than shown wrong.
 
-Saliency: the model run from `inputs_embeds` / `decoder_inputs_embeds`. Families differ in where the embedding
+Saliency: the encoder and decoder stacks run from `inputs_embeds`, the output head applied (as the lens applies
+it) at the rows asked for, not over the whole vocabulary at every position. Families differ in where the embedding
 scale (sqrt(d_model)) is applied to embeddings passed in, so the scale that reproduces the model's own logits
 from ids is found by trying it (model.engine.gradients).
 """
@@ -19,7 +20,7 @@ from typing import Any
 import torch
 
 from model.engine.errors import ModelInputError
-from model.engine.gradients import EmbeddedStep
+from model.engine.gradients import EmbeddedRun
 from model.engine.masks import full_mask
 from model.engine.runs import RawRun
 from model.hf.ablation import ablating
@@ -65,39 +66,48 @@ def layer_logits(model: Any, run: RawRun, causal: bool, keep: dict[str, torch.Te
     return torch.stack([*rows, out.logits[0]])
 
 
-def embedded_step(model: Any, run: RawRun, t: int, chosen: int, causal: bool, pad: int,
-                  keep: dict[str, torch.Tensor | None]) -> EmbeddedStep:
-    """Row t of the run and its chosen id, as a function of the embeddings (pad: the padding id)."""
-    dec_ids = run.dec_in_ids[: t + 1] if causal else run.dec_in_ids
-    n, length = len(run.src_ids), len(dec_ids)
+def embedded_run(model: Any, run: RawRun, chosen: list[int], causal: bool, pad: int,
+                 keep: dict[str, torch.Tensor | None]) -> EmbeddedRun:
+    """The run's rows and their chosen ids, as a function of the embeddings (pad: the padding id). The pass
+    runs the encoder and the decoder stacks and applies the output head (`project`) only at the row each batch
+    element asks for; checked once per run against the model's own logits from ids at every row."""
+    n, m = len(run.src_ids), len(run.dec_in_ids)
     src_table, tgt_table = model.get_encoder().embed_tokens, model.get_decoder().embed_tokens
+    chosen_ids = torch.tensor(chosen, dtype=torch.long)
 
-    def run_from(source: torch.Tensor, prefix: torch.Tensor, scales: tuple[float, float]) -> torch.Tensor:
-        batch = source.shape[0]
+    def run_from(source: torch.Tensor, prefix: torch.Tensor, rows: torch.Tensor,
+                 scales: tuple[float, float]) -> torch.Tensor:
+        batch, length = source.shape[0], prefix.shape[1]
+        src_keep = torch.ones(batch, n, dtype=torch.long)
         with ablating(model, keep):
-            out = model(inputs_embeds=source * scales[0], attention_mask=torch.ones(batch, n, dtype=torch.long),
-                        decoder_inputs_embeds=prefix * scales[1], use_cache=False,
-                        **_decoder_mask(causal, length, batch, model.dtype))
-        return out.logits[:, t, chosen]
+            memory = model.get_encoder()(inputs_embeds=source * scales[0], attention_mask=src_keep).last_hidden_state
+            mask = _decoder_mask(causal, length, batch, model.dtype).get("decoder_attention_mask")
+            hidden = model.get_decoder()(inputs_embeds=prefix * scales[1], attention_mask=mask,
+                                         encoder_hidden_states=memory, encoder_attention_mask=src_keep,
+                                         use_cache=False).last_hidden_state
+        logits = project(model, hidden[torch.arange(batch), rows])  # (B, V): only the rows asked for
+        return logits.gather(1, chosen_ids[rows][:, None])[:, 0]
 
     with torch.no_grad():
-        src_ids, ids = torch.tensor([run.src_ids]), torch.tensor([dec_ids])
-        source, prefix = src_table(src_ids)[0], tgt_table(ids)[0]
+        src_ids, ids = torch.tensor([run.src_ids]), torch.tensor([run.dec_in_ids])
+        source, target = src_table(src_ids)[0], tgt_table(ids)[0]
+        rows = torch.arange(m)
         with ablating(model, keep):
             want = model(input_ids=src_ids, attention_mask=torch.ones_like(src_ids), decoder_input_ids=ids,
-                         use_cache=False, **_decoder_mask(causal, length, 1, model.dtype)).logits[0, t, chosen]
+                         use_cache=False, **_decoder_mask(causal, m, 1, model.dtype)).logits[0, rows, chosen_ids]
         candidates = [(a, b) for a in _scales(model.get_encoder()) for b in _scales(model.get_decoder())]
         scales = next((c for c in candidates
-                       if abs(run_from(source[None], prefix[None], c).item() - want.item()) <= AGREE), None)
+                       if (run_from(source.expand(m, -1, -1), target.expand(m, -1, -1), rows, c) - want)
+                       .abs().max().item() <= AGREE), None)
         if scales is None:
             raise ModelInputError(f"gradient saliency is not available for this {model.config.model_type} model: "
                                   f"a pass from its embeddings does not reproduce its logits")
         base = torch.tensor([pad])
-
         source_baseline = src_table(base).expand(n, -1).clone()
-        prefix_baseline = tgt_table(base).expand(length, -1).clone()
-    return EmbeddedStep(source=source, prefix=prefix, source_baseline=source_baseline,
-                        prefix_baseline=prefix_baseline, logit=lambda s, p: run_from(s, p, scales))
+        target_baseline = tgt_table(base).expand(m, -1).clone()
+    return EmbeddedRun(source=source, target=target, source_baseline=source_baseline,
+                       target_baseline=target_baseline, chosen=tuple(chosen), causal=causal,
+                       logits=lambda s, p, r: run_from(s, p, r, scales))
 
 
 def _scales(stack: Any) -> tuple[float, ...]:

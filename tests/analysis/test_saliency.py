@@ -13,7 +13,7 @@ from model.builtin.engine import BuiltinEngine
 from model.cli import main
 from model.engine import DecodeOptions
 from model.engine.loader import load_engine
-from model.engine.saliency import MAX_STEPS, START, TOLERANCE, spearman
+from model.engine.saliency import MAX_INTERVALS, START, TOLERANCE, spearman
 from tests.conftest import ROOT
 from tests.fixtures import hf_tiny
 
@@ -22,14 +22,14 @@ HF_FAMILIES = ("marian", "t5", "bart")
 
 
 def assert_complete(trace) -> None:
-    """Every row: the IG sum equals f(x) - f(b) within the stated tolerance, in at most MAX_STEPS intervals."""
+    """Every row: the IG sum equals f(x) - f(b) within the stated tolerance, in at most MAX_INTERVALS intervals."""
     assert len(trace.saliency["steps"]) == trace.m
     for t, row in enumerate(trace.saliency["steps"]):
         assert len(row["source"]) == trace.n
         delta = row["logit"] - row["baseline_logit"]
         total = sum(row["source"]) + sum(row["prefix"])
         assert abs(total - delta) <= TOLERANCE * max(abs(delta), 1.0), f"row {t}: {total} vs {delta}"
-        assert START <= row["intervals"] <= MAX_STEPS
+        assert START <= row["intervals"] <= MAX_INTERVALS
         assert row["completeness_error"] == pytest.approx(abs(total - delta), abs=1e-9)
 
 
