@@ -195,3 +195,16 @@ def test_hugging_face_refuses_each_switch_in_the_probe(marian, capsys, flag):
     assert main(["probe", "--model", str(marian), "--text", "the cat sat .", "--target", "le chat .", flag]) == 2
     err = capsys.readouterr().err
     assert "error: Not possible for this model family" in err and "Traceback" not in err
+
+
+def test_no_scaling_on_a_model_trained_without_it_says_it_changes_nothing(tmp_path, capsys):
+    from tests.fixtures.checkpoints import build_tiny_checkpoint, edit_card
+
+    ckpt = edit_card(build_tiny_checkpoint(tmp_path / "ns", seed=3, scaled=False), variant="no-scaling")
+    assert trace(ckpt, tmp_path / "plain.json") == 0
+    assert trace(ckpt, tmp_path / "flag.json", "--no-scaling") == 0
+    assert "trained without the scaling and always runs without it, so the switch changes nothing" in \
+        capsys.readouterr().err
+    plain, flag = Trace.load(tmp_path / "plain.json"), Trace.load(tmp_path / "flag.json")
+    np.testing.assert_array_equal(plain.encoder_self_attention, flag.encoder_self_attention)
+    np.testing.assert_array_equal(plain.cross_attention, flag.cross_attention)
