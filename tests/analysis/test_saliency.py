@@ -1,6 +1,7 @@
-"""Gradient saliency (model.engine.saliency, the engines' embedded_step): integrated gradients are complete
-(they sum to the logit's difference from the padding baseline within TOLERANCE) on a shipped model and on tiny
-Hugging Face models, and the source gets exactly nothing when every cross-attention head is off."""
+"""Gradient saliency (model.engine.saliency, the engines' embedded_run): integrated gradients are complete
+(they sum to the logit's difference from the padding baseline within TOLERANCE) on the shipped models and on tiny
+Hugging Face models, in far fewer points than equal intervals need; rows sharing batched passes get what passes
+of their own give; the source gets exactly nothing when every cross-attention head is off."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from model.builtin.engine import BuiltinEngine
 from model.cli import main
 from model.engine import DecodeOptions
 from model.engine.loader import load_engine
-from model.engine.saliency import MAX_INTERVALS, START, TOLERANCE, spearman
+from model.engine.saliency import MAX_INTERVALS, START, TOLERANCE, evaluate, spearman
 from tests.conftest import ROOT
 from tests.fixtures import hf_tiny
 
@@ -40,6 +41,55 @@ def test_integrated_gradients_are_complete_on_a_shipped_model():
     assert_complete(trace)
     # The rows saw the prefix up to themselves (causal): row t attributes to t + 1 decoder inputs.
     assert [len(r["prefix"]) for r in trace.saliency["steps"]] == list(range(1, trace.m + 1))
+
+
+@pytest.mark.parametrize("name, text", [("de-en", "Der Hund, den die Katze jagte, bellte."),
+                                        ("en-fr-no-scaling", "We sat on the bank of the river."),
+                                        ("everyday-en-fr", "Where is the train station?")])
+def test_integrated_gradients_are_complete_on_the_other_shipped_models(name, text):
+    trace = BuiltinEngine.load(ROOT / "checkpoints" / name).trace(text, options=DecodeOptions(saliency=True))
+    assert_complete(trace)
+
+
+def test_a_shipped_model_needs_few_points_per_row():
+    """The previous scheme (equal intervals doubled from 8) needed 85 points per row on average here, up to 257;
+    points placed where the integrand turns need well under half of that (measured: 26, benchmarks/RESULTS.md)."""
+    engine = BuiltinEngine.load(SHIPPED)
+    texts = ["The cat sat on the mat.", "I went to the bank to get a loan.", "We sat on the bank of the river.",
+             "I love you.", "Where is the train station?", "The weather is nice today."]
+    points = [row["intervals"] + 1 for text in texts
+              for row in engine.trace(text, options=DecodeOptions(saliency=True)).saliency["steps"]]
+    assert np.mean(points) <= 40 and max(points) < MAX_INTERVALS + 1, (np.mean(points), max(points))
+
+
+def embedded(engine, text: str, options: DecodeOptions, target: str | None = None):
+    """The run of text (teacher-forced on target if given) as the engine hands it to saliency."""
+    _, ids, _, _ = engine.prepare_source(text)
+    if target is None:
+        run = engine.run_generate(ids, options)
+        return run, engine.embedded_run(run, options, list(run.out_ids))
+    labels, _ = engine.prepare_target(target)
+    run = engine.teacher_forced_batch([ids], [labels], options)[0]
+    return run, engine.embedded_run(run, options, [int(i) for i in run.logits.argmax(-1)])
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_shared_passes_give_what_each_rows_own_passes_give(tiny_engine, hf_engines, causal):
+    """Points of many rows in one batched pass (the prefix as long as its last row needs, or the whole target
+    without the causal mask) against each row alone on the inputs it read: f and every token's part agree."""
+    options = DecodeOptions(mode="teacher_forced", causal=causal)
+    for engine in (BuiltinEngine.load(SHIPPED), tiny_engine, hf_engines["marian"]):
+        run, er = embedded(engine, "the cat sat on the mat .", options, target="le chat s' assit sur le tapis .")
+        points = [(t, a) for t in range(er.m) for a in (0.0, 0.3, 0.55, 1.0)]
+        shared, alone = evaluate(er, points, together=True), evaluate(er, points, together=False)
+        for (t, a), (f1, part1, ixg1), (f2, part2, ixg2) in zip(points, shared, alone):
+            assert len(part1) == len(part2) == er.source.shape[0] + er.seen(t)
+            assert f1 == pytest.approx(f2, abs=1e-4), (engine.name, t, a)
+            np.testing.assert_allclose(part1, part2, atol=1e-4, rtol=1e-4)
+            np.testing.assert_allclose(ixg1, ixg2, atol=1e-4, rtol=1e-4)
+        # At the input itself (alpha = 1) each row's f is the run's own logit of its chosen token.
+        at_input = [f for (t, a), (f, _, _) in zip(points, shared) if a == 1.0]
+        np.testing.assert_allclose(at_input, run.logits[np.arange(er.m), list(er.chosen)], atol=1e-4)
 
 
 @pytest.fixture(scope="module")
