@@ -21,9 +21,10 @@ logit as a function of the token embeddings the model reads (the engine's `embed
   are in benchmarks/RESULTS.md (benchmarks/ig_quadrature.py). Gauss-Legendre nodes, Captum's default, were
   measured too and converge no faster on these integrands.
 - the passes: every unfinished row's new points of a round go into shared batched passes (CHUNK points each,
-  sorted by row), each point with its own row and interpolation; with the causal mask on a batch carries the
-  prefix up to its last row (later inputs cannot reach an earlier row's logit, and their gradients are exactly
-  zero), without it the whole target (what every row read).
+  fewer for long inputs to a wide model: ELEMENTS; sorted by row), each point with its own row and
+  interpolation; with the causal mask on a batch carries the prefix up to its last row (later inputs cannot
+  reach an earlier row's logit, and their gradients are exactly zero), without it the whole target (what every
+  row read).
 - agreement with attention: per cross-attention head, Spearman's rank correlation between the row's attention
   over the source and the magnitude |IG| over the source (Jain & Wallace 2019 compare attention with gradient
   importance the same way); None where either side is constant (e.g. every source IG zero).
@@ -52,7 +53,9 @@ TOLERANCE = 0.01  # completeness: |sum IG - (f(x) - f(b))| <= TOLERANCE * max(|f
 START, MAX_INTERVALS = 4, 256  # the first intervals (equal, each with its midpoint: 9 points), the most
 MIN_WIDTH = 2.0 ** -14  # the narrowest interval ever bisected
 THETA = 0.7  # a round bisects the worst intervals that carry this share of a row's summed indicators
-CHUNK = 256  # interpolation points run together in one batched pass
+CHUNK = 256  # interpolation points run together in one batched pass, at most
+ELEMENTS = 256 * 24 * 256  # ... and at most this many input elements (points x tokens x d_model) per pass:
+# a pass keeps every layer's activations for its backward, so long inputs to a wide model go fewer at a time
 
 
 @dataclass
@@ -94,10 +97,15 @@ def evaluate(run: EmbeddedRun, points: list[tuple[int, float]], together: bool =
     together: points of different rows share passes (module docstring); False: each row's points run in passes
     of their own over the inputs that row read (what the engines computed per row before)."""
     out: list[Any] = [None] * len(points)
-    order = sorted(range(len(points)), key=lambda i: points[i])
-    groups = [order[i:i + chunk] for i in range(0, len(order), chunk)] if together else \
-        [g[i:i + chunk] for t in sorted({r for r, _ in points})
-         for g in [[i for i in order if points[i][0] == t]] for i in range(0, len(g), chunk)]
+    n, d = run.source.shape
+    groups: list[list[int]] = []
+    for i in sorted(range(len(points)), key=lambda i: points[i]):
+        t = points[i][0]
+        size = min(chunk, max(1, ELEMENTS // ((n + (t + 1 if run.causal else run.m)) * d)))
+        if groups and len(groups[-1]) < size and (together or points[groups[-1][0]][0] == t):
+            groups[-1].append(i)
+        else:
+            groups.append([i])
     ds, dt = run.source - run.source_baseline, run.target - run.target_baseline
     for group in groups:
         rows = torch.tensor([points[i][0] for i in group], dtype=torch.long)
@@ -111,7 +119,6 @@ def evaluate(run: EmbeddedRun, points: list[tuple[int, float]], together: bool =
         ig = torch.cat([(gs * ds).sum(-1), (gp * dt[:length]).sum(-1)], 1).double().numpy()
         ixg = torch.cat([(gs * run.source).sum(-1), (gp * run.target[:length]).sum(-1)], 1).double().numpy()
         values = f.detach().double().numpy()
-        n = run.source.shape[0]
         for k, i in enumerate(group):
             width = n + run.seen(points[i][0])
             out[i] = (float(values[k]), ig[k, :width], ixg[k, :width])
