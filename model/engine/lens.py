@@ -32,6 +32,13 @@ def first_top_layer(ranks: list[int]) -> int | None:
     return first
 
 
+def _top_k(row: np.ndarray, kth: float, k: int) -> np.ndarray:
+    """The k largest entries' indices of row, largest first, ties by index (as a stable argsort of -row would
+    give them), found among the entries >= the k-th largest value kth instead of sorting the whole vocabulary."""
+    cand = np.flatnonzero(row >= kth)
+    return cand[np.lexsort((cand, -row[cand]))][:k]
+
+
 def lens(layer_logits: np.ndarray, chosen: list[int], piece: Callable[[int], str], k: int) -> dict[str, Any]:
     """layer_logits (L, m, V), chosen (m,) ids -> the Trace's `lens` object (see the module docstring)."""
     probs = softmax(layer_logits.astype(np.float64))  # (L, m, V)
@@ -39,14 +46,15 @@ def lens(layer_logits: np.ndarray, chosen: list[int], piece: Callable[[int], str
     if len(chosen) != m:
         raise ValueError(f"lens: {len(chosen)} chosen ids for {m} decoder rows")
     k = min(k, vocab)
+    kth = np.partition(probs, vocab - k, axis=-1)[..., vocab - k]  # (L, m): each row's k-th largest probability
+    picked = probs[:, np.arange(m), np.asarray(chosen, dtype=np.int64)]  # (L, m): the chosen token's probability
+    ranks_all = (probs > picked[..., None]).sum(-1) + 1  # (L, m): 1 = top (a tie for the top counts as top)
     top_k, chosen_prob, chosen_rank, first = [], [], [], []
-    for t, c in enumerate(chosen):
-        row = probs[:, t]  # (L, V)
-        order = np.argsort(-row, axis=-1, kind="stable")[:, :k]
-        top_k.append([[{"token": piece(int(i)), "prob": float(row[la, i])} for i in order[la]]
-                      for la in range(n_layers)])
-        chosen_prob.append([float(row[la, c]) for la in range(n_layers)])
-        ranks = [int((row[la] > row[la, c]).sum()) + 1 for la in range(n_layers)]
+    for t in range(m):
+        top_k.append([[{"token": piece(int(i)), "prob": float(probs[la, t, i])}
+                       for i in _top_k(probs[la, t], kth[la, t], k)] for la in range(n_layers)])
+        chosen_prob.append([float(p) for p in picked[:, t]])
+        ranks = [int(r) for r in ranks_all[:, t]]
         chosen_rank.append(ranks)
         first.append(first_top_layer(ranks))
     return {"k": k, "layers": n_layers, "top_k": top_k, "chosen_prob": chosen_prob, "chosen_rank": chosen_rank,

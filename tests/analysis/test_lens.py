@@ -12,7 +12,7 @@ import pytest
 from model.builtin.engine import BuiltinEngine
 from model.cli import main
 from model.engine import DecodeOptions, ModelInputError
-from model.engine.lens import first_top_layer
+from model.engine.lens import first_top_layer, lens
 from tests.conftest import ROOT
 
 SHIPPED = ROOT / "checkpoints" / "en-fr"
@@ -145,3 +145,25 @@ def test_lens_is_off_by_default_and_round_trips(tiny_engine, tiny_ckpt, tmp_path
 def test_a_run_with_a_bug_switch_is_refused_rather_than_replayed_healthy(tiny_engine, asked):
     with pytest.raises(ModelInputError, match="bug switch"):
         tiny_engine.trace("the cat sat .", options=DecodeOptions(unscaled=True, max_len=3, **asked))
+
+
+def test_top_k_and_ranks_equal_a_full_stable_sort_ties_included():
+    """lens() finds the top k among the entries at or above the k-th largest value, not by sorting the whole
+    vocabulary: the result must be what a stable argsort of every row gives, ties ordered by token id."""
+    rng = np.random.default_rng(7)
+    logits = rng.standard_normal((3, 6, 500)).astype(np.float32)
+    logits[0, 0, [3, 9, 40, 41]] = logits[0, 0].max() + 1  # a four-way tie for the top, wider than k
+    logits[1, 2, [5, 6]] = logits[1, 2, 7]  # ties around an ordinary token
+    logits[2, 3, :] = 0.0  # a flat row: every token tied
+    chosen = [40, 6, 1, 499, 0, 250]
+    got = lens(logits, chosen, str, k=3)
+    probs = np.exp(logits.astype(np.float64) - logits.max(-1, keepdims=True))
+    probs /= probs.sum(-1, keepdims=True)
+    for t, c in enumerate(chosen):
+        for la in range(3):
+            row = probs[la, t]
+            want = np.argsort(-row, kind="stable")[:3]
+            assert [e["token"] for e in got["top_k"][t][la]] == [str(i) for i in want]
+            assert got["chosen_rank"][t][la] == int((row > row[c]).sum()) + 1
+            assert got["chosen_prob"][t][la] == pytest.approx(row[c], rel=1e-12)
+    assert got["chosen_rank"][0][0] == 1 and got["chosen_rank"][3][2] == 1  # tied for the top counts as top
