@@ -66,6 +66,9 @@ SUITE = (
     Benchmark("contrib_speed", "What do contributions cost over a plain traced decode?"),
     Benchmark("why_cost", "What do the logit lens and gradient saliency cost over a plain traced step?",
               quick=("--rounds", "1", "--models", "en-fr")),
+    Benchmark("ig_quadrature", "How many points do integrated gradients need for completeness within 1%, by "
+              "quadrature rule (trapezoid, Gauss-Legendre, the adaptive scheme in use)?",
+              quick=("--models", "en-fr", "--sentences", "1")),
     Benchmark("hf_overhead", "What does the Hugging Face engine's traced step-through cost over its own generate?"),
     Benchmark("export_speed", "How long does a PNG or SVG export of a view take?"),
     Benchmark("page_times", "How long does a student wait for Explore, Broken models and Alignment to draw?"),
