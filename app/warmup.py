@@ -1,4 +1,4 @@
-"""First-time costs paid before a visitor waits for them (issue 27).
+"""First-time costs paid before a visitor waits for them.
 
 Three clicks used to be slow the first time on a fresh server, whoever made them: the first PNG export (kaleido
 starts its Chromium), the first "switch this head off" (an ablated decode, and the first plotly bar chart:

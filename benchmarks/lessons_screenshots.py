@@ -1,4 +1,4 @@
-"""Screenshots of issue 29's views at 1366 x 768 from a running app: Explore's key-value cache panel (timed),
+"""Screenshots at 1366 x 768 from a running app: Explore's key-value cache panel (timed),
 the Leakage lab's three bug views, its training-vs-inference view and its Broken models view with the model
 trained without the 1/sqrt(d_k) (en-fr-no-scaling's column: teacher-forced accuracy and free-running chrF from
 its card beside the healthy en-fr's), on the shipped en-fr.
