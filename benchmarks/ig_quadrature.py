@@ -27,6 +27,8 @@ import argparse
 import json
 import statistics
 import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +36,7 @@ import numpy as np
 import torch
 
 from model.engine import DecodeOptions, load_engine
-from model.engine.gradients import EmbeddedRun, EmbeddedStep
+from model.engine.gradients import EmbeddedRun
 from model.engine.saliency import BASELINE, METHOD, TOLERANCE, agreement, evaluate, integrate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,6 +46,28 @@ PREVIOUS_START, PREVIOUS_MAX, PREVIOUS_CHUNK = 8, 256, 32
 
 
 # ---- the previous scheme, kept for the side-by-side ----------------------------------------------------------
+@dataclass(frozen=True)
+class EmbeddedStep:
+    """One row on its own, as the previous scheme read it: the decoder inputs it could see and its chosen id's
+    logit from them."""
+    source: torch.Tensor  # (n, d) the source tokens' embeddings (before any scaling or positions)
+    prefix: torch.Tensor  # (T, d) the decoder inputs row t could see (T = t + 1 with the causal mask on)
+    source_baseline: torch.Tensor  # (n, d) the padding embedding in every source position
+    prefix_baseline: torch.Tensor  # (T, d) the same on the target side
+    logit: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]  # (B, n, d), (B, T, d) -> (B,)
+
+
+def row_of(run: EmbeddedRun, t: int) -> EmbeddedStep:
+    """Row t alone, its prefix cut to the inputs it read (a pass of its own: no other row shares it)."""
+    T = run.seen(t)
+
+    def logit(source: torch.Tensor, prefix: torch.Tensor) -> torch.Tensor:
+        return run.logits(source, prefix, torch.full((source.shape[0],), t, dtype=torch.long))
+
+    return EmbeddedStep(source=run.source, prefix=run.target[:T], source_baseline=run.source_baseline,
+                        prefix_baseline=run.target_baseline[:T], logit=logit)
+
+
 def _previous_points(step: EmbeddedStep, alphas: list[float]) -> tuple[np.ndarray, ...]:
     values, src_ig, pre_ig, src_ixg, pre_ixg = [], [], [], [], []
     ds, dp = step.source - step.source_baseline, step.prefix - step.prefix_baseline
@@ -87,7 +111,7 @@ def previous_saliency(run: EmbeddedRun, cross_attn: np.ndarray) -> dict[str, Any
     """The Trace's `saliency` object as the previous scheme computed it, row by row."""
     rows = []
     for t in range(run.m):
-        row = previous(run.row(t))
+        row = previous(row_of(run, t))
         row["spearman"] = agreement(cross_attn[:, :, t], row["source"])
         rows.append(row)
     return {"method": METHOD, "baseline": BASELINE, "tolerance": TOLERANCE, "steps": rows}

@@ -44,7 +44,9 @@ def add_bug_switches(p: argparse.ArgumentParser, note: str, meters: bool = False
 
 def bug_names(args: argparse.Namespace) -> tuple[str, ...]:
     """The bug switches given on the command line (add_bug_switches), as DecodeOptions field names."""
-    return tuple(name for name in ("mask_after_softmax", "swap_cross", "unscaled") if getattr(args, name))
+    from model.engine.bugs import BUGS
+
+    return tuple(name for name in BUGS if getattr(args, name))
 
 
 def open_model(args: argparse.Namespace) -> Engine:

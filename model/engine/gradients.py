@@ -7,7 +7,7 @@ own forward pass from those embeddings to the logit of row r's chosen id, for a 
 names its own row r, in the run's setting (causal or not, the same heads off). One pass thus serves points of
 many rows at once. With the causal mask on, row r reads only decoder inputs 0..r, so the prefix given may stop
 after the batch's last row (and whatever it holds after row r cannot change row r's logit); without it, every
-row reads all m inputs. `row(t)` is the same function for one row, as its own pass would compute it.
+row reads all m inputs.
 """
 
 from __future__ import annotations
@@ -16,23 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
-
-
-@dataclass(frozen=True)
-class EmbeddedStep:
-    """One row on its own: the decoder inputs it could see and its chosen id's logit from them."""
-    source: torch.Tensor  # (n, d) the source tokens' embeddings (before any scaling or positions)
-    prefix: torch.Tensor  # (T, d) the decoder inputs row t could see (T = t + 1 with the causal mask on)
-    source_baseline: torch.Tensor  # (n, d) the padding embedding in every source position
-    prefix_baseline: torch.Tensor  # (T, d) the same on the target side
-    # (B, n, d), (B, T, d) -> (B,): the chosen token's logit at row t, the model's forward pass from embeddings
-    logit: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
-
-    def __post_init__(self) -> None:
-        if self.source.shape != self.source_baseline.shape or self.prefix.shape != self.prefix_baseline.shape:
-            raise ValueError(f"embedded step: inputs {tuple(self.source.shape)}, {tuple(self.prefix.shape)} and "
-                             f"baselines {tuple(self.source_baseline.shape)}, {tuple(self.prefix_baseline.shape)} "
-                             f"differ in shape")
 
 
 @dataclass(frozen=True)
@@ -62,13 +45,3 @@ class EmbeddedRun:
     def seen(self, t: int) -> int:
         """How many decoder inputs row t read: t + 1 with the causal mask on, m without it."""
         return t + 1 if self.causal else self.m
-
-    def row(self, t: int) -> EmbeddedStep:
-        """Row t alone, its prefix cut to the inputs it read (a pass of its own: no other row shares it)."""
-        T = self.seen(t)
-
-        def logit(source: torch.Tensor, prefix: torch.Tensor) -> torch.Tensor:
-            return self.logits(source, prefix, torch.full((source.shape[0],), t, dtype=torch.long))
-
-        return EmbeddedStep(source=self.source, prefix=self.target[:T], source_baseline=self.source_baseline,
-                            prefix_baseline=self.target_baseline[:T], logit=logit)
