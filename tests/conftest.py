@@ -7,10 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.checkpoints import ROOT, SOURCES, TARGETS, build_tiny_checkpoint
-
-# Their home is tests/fixtures/checkpoints.py; re-exported for the test modules that still import them from here.
-__all__ = ["ROOT", "SOURCES", "TARGETS", "build_tiny_checkpoint"]
+from tests.fixtures.checkpoints import build_tiny_checkpoint
 
 # The app opens on the everyday en-fr model; the suite's page tests were written around the grammar en-fr
 # model's presets and gold links, so they keep it unless a test says otherwise (servers started by tests

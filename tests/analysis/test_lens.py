@@ -13,7 +13,7 @@ from model.builtin.engine import BuiltinEngine
 from model.cli import main
 from model.engine import DecodeOptions, ModelInputError
 from model.engine.lens import first_top_layer, lens
-from tests.conftest import ROOT
+from tests.fixtures.checkpoints import ROOT
 
 SHIPPED = ROOT / "checkpoints" / "en-fr"
 

@@ -15,8 +15,8 @@ from model.cli import main
 from model.engine import DecodeOptions
 from model.engine.loader import load_engine
 from model.engine.saliency import MAX_INTERVALS, START, TOLERANCE, evaluate, spearman
-from tests.conftest import ROOT
 from tests.fixtures import hf_tiny
+from tests.fixtures.checkpoints import ROOT
 
 SHIPPED = ROOT / "checkpoints" / "en-fr"
 HF_FAMILIES = ("marian", "t5", "bart")

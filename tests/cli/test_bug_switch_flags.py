@@ -16,8 +16,8 @@ import pytest
 from model.analysis.bug_meters import equal_length_target, row_sums, sharpness
 from model.cli import main
 from model.engine import Trace
-from tests.conftest import ROOT
 from tests.fixtures import hf_tiny
+from tests.fixtures.checkpoints import ROOT
 
 SOURCE = "the black cat sat on the mat ."
 TARGET = "le chat noir s' assit sur le tapis ."
