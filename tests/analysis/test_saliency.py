@@ -34,9 +34,14 @@ def assert_complete(trace) -> None:
         assert row["completeness_error"] == pytest.approx(abs(total - delta), abs=1e-9)
 
 
-def test_integrated_gradients_are_complete_on_a_shipped_model():
-    engine = BuiltinEngine.load(SHIPPED)
-    trace = engine.trace("the black cat sat on the mat .", options=DecodeOptions(saliency=True))
+@pytest.fixture(scope="module")
+def shipped() -> BuiltinEngine:
+    """The shipped en-fr, loaded once for the module's tests."""
+    return BuiltinEngine.load(SHIPPED)
+
+
+def test_integrated_gradients_are_complete_on_a_shipped_model(shipped):
+    trace = shipped.trace("the black cat sat on the mat .", options=DecodeOptions(saliency=True))
     assert trace.target_tokens[-1] == "</s>"
     assert_complete(trace)
     # The rows saw the prefix up to themselves (causal): row t attributes to t + 1 decoder inputs.
@@ -51,34 +56,30 @@ def test_integrated_gradients_are_complete_on_the_other_shipped_models(name, tex
     assert_complete(trace)
 
 
-def test_a_shipped_model_needs_few_points_per_row():
+def test_a_shipped_model_needs_few_points_per_row(shipped):
     """The previous scheme (equal intervals doubled from 8) needed 85 points per row on average here, up to 257;
     points placed where the integrand turns need well under half of that (measured: 26, benchmarks/RESULTS.md)."""
-    engine = BuiltinEngine.load(SHIPPED)
     texts = ["The cat sat on the mat.", "I went to the bank to get a loan.", "We sat on the bank of the river.",
              "I love you.", "Where is the train station?", "The weather is nice today."]
     points = [row["intervals"] + 1 for text in texts
-              for row in engine.trace(text, options=DecodeOptions(saliency=True)).saliency["steps"]]
+              for row in shipped.trace(text, options=DecodeOptions(saliency=True)).saliency["steps"]]
     assert np.mean(points) <= 40 and max(points) < MAX_INTERVALS + 1, (np.mean(points), max(points))
 
 
-def embedded(engine, text: str, options: DecodeOptions, target: str | None = None):
-    """The run of text (teacher-forced on target if given) as the engine hands it to saliency."""
+def embedded(engine, text: str, options: DecodeOptions, target: str):
+    """The run of text teacher-forced on target, as the engine hands it to saliency."""
     _, ids, _, _ = engine.prepare_source(text)
-    if target is None:
-        run = engine.run_generate(ids, options)
-        return run, engine.embedded_run(run, options, list(run.out_ids))
     labels, _ = engine.prepare_target(target)
     run = engine.teacher_forced_batch([ids], [labels], options)[0]
     return run, engine.embedded_run(run, options, [int(i) for i in run.logits.argmax(-1)])
 
 
 @pytest.mark.parametrize("causal", [True, False])
-def test_shared_passes_give_what_each_rows_own_passes_give(tiny_engine, hf_engines, causal):
+def test_shared_passes_give_what_each_rows_own_passes_give(shipped, tiny_engine, hf_engines, causal):
     """Points of many rows in one batched pass (the prefix as long as its last row needs, or the whole target
     without the causal mask) against each row alone on the inputs it read: f and every token's part agree."""
     options = DecodeOptions(mode="teacher_forced", causal=causal)
-    for engine in (BuiltinEngine.load(SHIPPED), tiny_engine, hf_engines["marian"]):
+    for engine in (shipped, tiny_engine, hf_engines["marian"]):
         run, er = embedded(engine, "the cat sat on the mat .", options, target="le chat s' assit sur le tapis .")
         points = [(t, a) for t in range(er.m) for a in (0.0, 0.3, 0.55, 1.0)]
         shared, alone = evaluate(er, points, together=True), evaluate(er, points, together=False)
