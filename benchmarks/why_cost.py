@@ -30,7 +30,7 @@ from pathlib import Path
 import torch
 
 import model.engine.contract as contract
-from benchmarks.ig_quadrature import previous_saliency
+from benchmarks.ig_quadrature import previous_saliency, sources
 from model.engine import DecodeOptions, load_engine
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,11 +46,6 @@ def scheme(name: str):
         yield
     finally:
         contract.saliency = kept
-
-
-def sources(pair: str) -> list[str]:
-    data = json.loads((ROOT / "assets" / "presets.json").read_text(encoding="utf-8"))["presets"]
-    return [p["source"] for p in data if p["pair"] == pair][:6]
 
 
 def timed(engine, source: str, options: DecodeOptions):
@@ -115,7 +110,7 @@ def main() -> None:
 
         engines.append(load_engine(build_marian(Path(tmp) / "hf-marian")))
         for engine in engines:
-            texts = sources(engine.card.get("pair", "en-fr"))
+            texts = sources(engine.card.get("pair", "en-fr"), 6)
             for name in args.ig:  # warm-up
                 with scheme(name):
                     engine.trace(texts[0], options=DecodeOptions(lens=True, saliency=True))
