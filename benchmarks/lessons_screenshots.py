@@ -15,6 +15,7 @@ bug-swap-cross, bug-no-scaling, train-vs-inference, broken-models).
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from urllib.parse import urlencode
 
 from playwright.sync_api import sync_playwright
@@ -50,7 +51,7 @@ TO_TOP = """([e, above]) => { e.scrollIntoView({block: 'start'});
     if (box) box.scrollBy(0, -above); }"""
 
 
-def shoot(page, anchor, path: str, above: int = 80) -> None:
+def shoot(page, anchor, path: str | Path, above: int = 80) -> None:
     """anchor: a text on the page or a locator, brought to the top of the view (`above` px below it)."""
     target = page.get_by_text(anchor, exact=False).first if isinstance(anchor, str) else anchor
     page.evaluate(TO_TOP, [target.element_handle(), above])

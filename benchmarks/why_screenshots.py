@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 from playwright.sync_api import sync_playwright
 
 from benchmarks.harness import IDLE, launch
-from benchmarks.lessons_screenshots import TO_TOP
+from benchmarks.lessons_screenshots import shoot
 
 BLACK_CAT = "the black cat sat on the mat ."
 BANK = "the dog sat near the bank of the river ."
@@ -30,16 +30,6 @@ def settle(page, text: str) -> None:
     page.get_by_text(text, exact=False).first.wait_for(timeout=120_000)
     page.locator(IDLE).wait_for(timeout=120_000)
     page.wait_for_timeout(1500)
-
-
-def shoot(page, anchor, path: Path, above: int = 80) -> None:
-    """anchor: a text on the page or a locator, brought to the top of the window, `above` px below it (Streamlit's
-    header covers the top 60 px)."""
-    target = page.get_by_text(anchor, exact=False).first if isinstance(anchor, str) else anchor
-    page.evaluate(TO_TOP, [target.element_handle(), above])
-    page.wait_for_timeout(800)
-    page.screenshot(path=str(path))
-    print(path)
 
 
 def explore(page, base: str, out: Path, model: str) -> None:
