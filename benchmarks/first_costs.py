@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import time
 from pathlib import Path
 
-from benchmarks.harness import ATTENTION, IDLE, ROOT, free_port, launch, serve
+from benchmarks.harness import ATTENTION, IDLE, ROOT, app_env, free_port, launch, serve
 
 TIMEOUT_MS = 120_000
 KEYS = ("first_page_s", "first_drawn_s", "export_s", "switch_off_s", "leakage_s")
@@ -38,10 +37,8 @@ def one_run(setting: str, idle: float, tree: Path = ROOT, port: int | None = Non
     """One fresh server of `tree` (its warm-up off for setting "cold"), one visitor; the seconds each wait took."""
     from playwright.sync_api import sync_playwright
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")} | {
-        "LENS_WARMUP": "0" if setting == "cold" else "1"}
     port = port or free_port()
-    proc = serve(env, port, tree)
+    proc = serve(app_env(LENS_WARMUP="0" if setting == "cold" else "1"), port, tree)
     url = f"http://127.0.0.1:{port}"
     out: dict = {"setting": setting}
     try:
