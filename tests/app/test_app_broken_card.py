@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from tests.fixtures.apptest import LEAKAGE, clear_caches, page_on
+from tests.fixtures.apptest import figure as chart
 from tests.fixtures.checkpoints import build_leakage_trio, build_tiny_checkpoint, edit_card
 
 CARDS = {"en-fr": {"teacher_forced_accuracy": 1.0, "exact_match": 1.0, "chrf": 100.0, "bleu": 100.0},
@@ -36,4 +37,6 @@ def test_the_no_scaling_card_beside_the_healthy_one(tmp_path, monkeypatch):
                     "free-running chrF **99.8** · BLEU 99.4 (test split, card)"]
     assert json.loads((folders[-1] / "card.json").read_text())["variant"] == "no-scaling"
     assert any("no 1/√d_k scaling" in c.value for c in at.caption)
+    chart(at, "leak_sig_en-fr-no-scaling")
+    assert list(at.dataframe[0].value.columns)[1:] == list(CARDS)
     clear_caches()

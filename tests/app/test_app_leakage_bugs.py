@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.fixtures.apptest import LEAKAGE, clear_caches, page_on
 from tests.fixtures.apptest import figure as chart
-from tests.fixtures.checkpoints import build_leakage_trio, build_tiny_checkpoint, edit_card
+from tests.fixtures.checkpoints import build_tiny_checkpoint
 
 SOURCE, TARGET = "the black cat sat on the mat .", "le chat noir s' assit sur le tapis ."
 
@@ -81,20 +81,4 @@ def test_training_vs_inference_names_the_parting_step(folder, monkeypatch):
     chart(at, "exp_probs")
     chart(at, "exp_tf")
     chart(at, "exp_free")
-    clear_caches()
-
-
-def test_broken_models_show_the_no_scaling_model_when_installed(tmp_path, monkeypatch):
-    folders = build_leakage_trio(tmp_path)
-    extra = edit_card(build_tiny_checkpoint(tmp_path / "en-fr-no-scaling", seed=3, scaled=False),
-                      variant="no-scaling", test_metrics={"teacher_forced_accuracy": 0.4, "exact_match": 0.0,
-                                                          "chrf": 12.34, "bleu": 1.5})
-    at = page_on(monkeypatch, LEAKAGE, [*folders, extra], timeout=180, preset="custom", source="the cat sat .",
-                 target="le chat s' assit .", leak_view="broken")
-    assert not at.exception and not at.error
-    chart(at, "leak_sig_en-fr-no-scaling")
-    assert any("no 1/√d_k scaling" in c.value for c in at.caption)
-    assert any("free-running chrF **12.3** · BLEU 1.5" in c.value for c in at.caption)  # beside TF accuracy
-    assert list(at.dataframe[0].value.columns)[1:] == ["en-fr", "en-fr-no-causal-mask", "en-fr-no-shift",
-                                                       "en-fr-no-scaling"]
     clear_caches()
