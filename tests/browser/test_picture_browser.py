@@ -157,18 +157,12 @@ TOUR_SEEN = """() => { const box = document.querySelector('.st-key-tour').getBou
 def test_each_tour_stop_on_explore_shows_its_picture_with_its_text_at_1366(server):
     """Stop 4 (the causal mask, teacher forcing: one more input row) drew its map mostly below the fold."""
     with open_page(server, 1366, 768) as page:
-        page.locator(IDLE).wait_for(timeout=60_000)
-        page.locator(".st-key-tour_start button").click()
-        for stop in range(1, 5):
-            page.get_by_text(f"Tour {stop}/").wait_for(timeout=60_000)
-            page.locator(IDLE).wait_for(timeout=60_000)
+        for stop in eb.tour_stops(page, 4):
             page.wait_for_timeout(500)  # the scroll runs once the page is idle
             seen = page.evaluate(TOUR_SEEN)
             print(stop, seen)
             assert seen["box_top"] >= 0 and seen["box_bottom"] <= seen["top"], (stop, seen)  # text above, not over
             assert seen["bottom"] <= seen["height"], (stop, seen)  # every row of the map on the screen
-            if stop < 4:
-                page.locator(".st-key-tour_next button").click()
 
 
 # JS: the attention chart's panels (its cells, grouped where a gap of more than 4 px parts them from left to right):
