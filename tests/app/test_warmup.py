@@ -47,7 +47,7 @@ def test_no_piece_starts_before_the_first_page_has_run(monkeypatch):
     from tests.fixtures.apptest import shipped_app
 
     monkeypatch.setenv(warmup.ENV, "1")
-    monkeypatch.setattr(warmup, "QUIET_S", 1.0, raising=False)
+    monkeypatch.setattr(warmup, "QUIET_S", 1.0)
     started = []
     for name in ("_export", "_switch_off", "_leakage"):
         monkeypatch.setattr(warmup, name, lambda name=name: started.append(
@@ -64,7 +64,7 @@ def test_no_piece_starts_before_the_first_page_has_run(monkeypatch):
         assert started[0][1] >= ended, f"the warm-up began {ended - started[0][1]:.2f} s before the page's run ended"
         base = os.getpriority(os.PRIO_PROCESS, 0)
         assert started[0][2] == base  # kaleido's browser, started by the export, keeps the server's priority
-        assert started[1][2] == started[2][2] == max(base, getattr(warmup, "NICE", base))
+        assert started[1][2] == started[2][2] == max(base, warmup.NICE)
     finally:
         warmup.start.clear()
 
