@@ -153,9 +153,9 @@ def study(runs: list[EmbeddedRun]) -> dict[str, Any]:
             token_errors.setdefault(key, []).append(float(np.abs(ig - ref).max()) / scale)
 
     gauss = {k: np.polynomial.legendre.leggauss(k) for k in GAUSS}
+    grid = [k / 256 for k in range(257)]
+    nodes = {k: ((x + 1) / 2, w / 2) for k, (x, w) in gauss.items()}
     for run in runs:
-        grid = [k / 256 for k in range(257)]
-        nodes = {k: ((x + 1) / 2, w / 2) for k, (x, w) in gauss.items()}
         new = integrate(run)
         loose = integrate(run, tolerance=0.05)
         reference = integrate(run, tolerance=TOLERANCE / 100, max_intervals=4096)
@@ -168,11 +168,11 @@ def study(runs: list[EmbeddedRun]) -> dict[str, Any]:
             scale = max(abs(delta), 1.0)
             ref = np.array(reference[t]["source"] + reference[t]["prefix"])
             note("reference", reference[t]["completeness_error"] / scale, reference[t]["intervals"] + 1)
+            trapezoid = {}
             for n in TRAPEZOID:
-                step = 256 // n
                 w = np.full(n + 1, 1.0 / n)
                 w[[0, -1]] /= 2
-                ig = w @ parts[0:257:step]
+                ig = trapezoid[n] = w @ parts[0:257:256 // n]
                 note(f"trapezoid {n}", abs(ig.sum() - delta) / scale, n + 1, ig, ref, scale)
             at = 257
             for n in GAUSS:
@@ -180,10 +180,7 @@ def study(runs: list[EmbeddedRun]) -> dict[str, Any]:
                 at += n
                 note(f"gauss-legendre {n}", abs(ig.sum() - delta) / scale, n, ig, ref, scale)
             chosen = next((n for n in TRAPEZOID if errors[f"trapezoid {n}"][-1] <= TOLERANCE), TRAPEZOID[-1])
-            step = 256 // chosen
-            w = np.full(chosen + 1, 1.0 / chosen)
-            w[[0, -1]] /= 2
-            ig = w @ parts[0:257:step]
+            ig = trapezoid[chosen]
             # the previous scheme computed 9 points, then each doubling's new ones: chosen + 1 in all
             note("previous (doubling trapezoid, 1%)", abs(ig.sum() - delta) / scale, chosen + 1, ig, ref, scale)
             for key, rows in (("adaptive trapezoid, 1%", new), ("adaptive trapezoid, 5%", loose)):
