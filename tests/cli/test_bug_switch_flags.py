@@ -137,7 +137,7 @@ def test_hugging_face_refuses_each_switch_in_one_line(marian, tmp_path, capsys, 
     assert main(args) == 2
     err = capsys.readouterr().err
     line = [x for x in err.splitlines() if x.startswith("error:")]
-    assert line and line[0].startswith("error: Not possible for this model family") and "Traceback" not in err
+    assert len(line) == 1 and line[0].startswith("error: Not possible for this model family") and "Traceback" not in err
     assert not (tmp_path / "t.json").exists() and not (tmp_path / "out").exists()
 
 
