@@ -9,12 +9,14 @@ from urllib.parse import urlencode
 
 import pytest
 
-from benchmarks.harness import CHROMIUM, IDLE, app_env, launch, served
+from benchmarks.harness import CHROMIUM, IDLE, launch
+from tests.browser import explore_browser as eb
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM}"),
 ]
+server = eb.shipped_server
 QUERY = {"model": "en-fr", "text": "the black cat sat on the mat .", "target": "le chat noir s' assit sur le tapis .",
          "view": "broken"}
 # JS: every metric value on the page, its text and whether the text overflows its box (cut with an ellipsis).
@@ -25,15 +27,15 @@ METRICS = """() => [...document.querySelectorAll('[data-testid="stMetricValue"]'
 HEADINGS = """() => [...document.querySelectorAll('h4')].map(h => h.innerText.trim())"""
 
 
-def test_every_card_metric_is_shown_in_full():
+def test_every_card_metric_is_shown_in_full(server):
     from playwright.sync_api import sync_playwright
 
-    with served(app_env() | {"LENS_WARMUP": "0"}) as (url, _), sync_playwright() as p:
+    with sync_playwright() as p:
         browser = launch(p)
         try:
             for width, height in ((1366, 768), (1920, 1080)):
                 page = browser.new_page(viewport={"width": width, "height": height})
-                page.goto(f"{url}/Leakage_lab?" + urlencode(QUERY))
+                page.goto(f"{server}/Leakage_lab?" + urlencode(QUERY))
                 page.get_by_text("free-running chrF", exact=False).first.wait_for(timeout=120_000)
                 page.locator(IDLE).wait_for(timeout=120_000)
                 page.locator("[data-testid=stMetricValue]").nth(7).wait_for(timeout=60_000)
