@@ -14,8 +14,7 @@ import sys
 import pytest
 
 from benchmarks import run_all
-
-from .conftest import ROOT
+from tests.fixtures.checkpoints import ROOT
 
 # Modules of benchmarks/ that are not benchmarks: the package, the shared harness, the suite's runner and the
 # Streamlit protocol client the load test drives.
