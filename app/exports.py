@@ -18,12 +18,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
-
-from app.render import figures, views
-from app.services import CODE_OF, KINDS
+from attention_lens.app.render import figures, views
+from attention_lens.app.services import CODE_OF, KINDS
 
 if TYPE_CHECKING:
-    from app.services import Trace
+    from attention_lens.app.services import Trace
 
 CSV_COLUMNS = ["kind", "layer", "head", "query_index", "query_token", "key_index", "key_token", "weight", "allowed"]
 VIEW_NAMES = {"grid": "all layers × heads", "mean": "mean over heads"}

@@ -12,15 +12,14 @@ from typing import Any
 
 import pandas as pd
 import streamlit as st
-
-from app import registry
-from model.analysis import alignment, bug_meters, exposure, kv_cache
-from model.analysis.ablation import rank_heads
-from model.analysis.bug_meters import row_sums, sharpness, swap_meter
-from model.analysis.compare import difference
-from model.analysis.head_roles import head_roles
-from model.analysis.kv_cache import Measured, expected_rows, generation_macs, step_macs
-from model.analysis.leakage import (
+from attention_lens.app import registry
+from attention_lens.model.analysis import alignment, bug_meters, exposure, kv_cache
+from attention_lens.model.analysis.ablation import rank_heads
+from attention_lens.model.analysis.bug_meters import row_sums, sharpness, swap_meter
+from attention_lens.model.analysis.compare import difference
+from attention_lens.model.analysis.head_roles import head_roles
+from attention_lens.model.analysis.kv_cache import Measured, expected_rows, generation_macs, step_macs
+from attention_lens.model.analysis.leakage import (
     CARD_SAMPLE,
     LeakageMeter,
     SampleReport,
@@ -28,14 +27,14 @@ from model.analysis.leakage import (
     repetition,
     sample_report,
 )
-from model.analysis.probe import ProbeResult, probe
-from model.corpora import Example, first_test_examples, read_tsv
-from model.corpora.grouped_split import held_out_split
-from model.engine import CheckpointError, DecodeOptions, Engine, ModelInputError, Trace, load_engine
-from model.engine.bugs import EXPLAIN as BUG_EXPLAIN
-from model.engine.heads import CODE_OF, KIND_CODES, every_head
-from model.engine.text import UNKNOWN_WORDS
-from model.engine.trace import KINDS, MODES
+from attention_lens.model.analysis.probe import ProbeResult, probe
+from attention_lens.model.corpora import Example, first_test_examples, read_tsv
+from attention_lens.model.corpora.grouped_split import held_out_split
+from attention_lens.model.engine import CheckpointError, DecodeOptions, Engine, ModelInputError, Trace, load_engine
+from attention_lens.model.engine.bugs import EXPLAIN as BUG_EXPLAIN
+from attention_lens.model.engine.heads import CODE_OF, KIND_CODES, every_head
+from attention_lens.model.engine.text import UNKNOWN_WORDS
+from attention_lens.model.engine.trace import KINDS, MODES
 
 __all__ = ["BUG_EXPLAIN", "CODE_OF", "KIND_CODES", "MODES", "difference", "equal_length_target", "head_names",
            "row_sums", "sharpness", "swap_meter",

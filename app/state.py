@@ -2,7 +2,7 @@
 the page header, and `text` (user text shown as text, never as markup).
 
 Widgets shared across pages keep their value for the whole session (`persist_state="session"`), so the model
-and sentence chosen on one page are there on the next. Engines and traces come from app.services.
+and sentence chosen on one page are there on the next. Engines and traces come from attention_lens.app.services.
 """
 
 from __future__ import annotations
@@ -11,10 +11,17 @@ import json
 from typing import Any
 
 import streamlit as st
-
-from app import registry, services
-from app.render import views
-from app.services import CheckpointError, DecodeOptions, Engine, Trace, get_engine, get_trace, options_key
+from attention_lens.app import registry, services
+from attention_lens.app.render import views
+from attention_lens.app.services import (
+    CheckpointError,
+    DecodeOptions,
+    Engine,
+    Trace,
+    get_engine,
+    get_trace,
+    options_key,
+)
 
 ROOT = registry.ROOT
 # The attention kinds by their code in links and head names (model.engine.heads), each with the title the

@@ -11,9 +11,8 @@ import gc
 from pathlib import Path
 
 import streamlit as st
-
-from app import warmup
-from app.render.preload import DATAFRAME, ECHARTS, PLOTLY, preload
+from attention_lens.app import warmup
+from attention_lens.app.render.preload import DATAFRAME, ECHARTS, PLOTLY, preload
 
 SCREENS = Path(__file__).resolve().parent / "screens"
 # (module, title, url path, icon); the first is the default page.

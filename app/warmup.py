@@ -31,10 +31,9 @@ from dataclasses import replace
 import numpy as np
 import plotly.io as pio
 import streamlit as st
-
-from app import exports, registry, services, state
-from app.render import contrib, figures, views
-from app.render import leakage as lf
+from attention_lens.app import exports, registry, services, state
+from attention_lens.app.render import contrib, figures, views
+from attention_lens.app.render import leakage as lf
 
 ENV = "LENS_WARMUP"
 QUIET_S = 2.0  # no page's script has run for this long before a piece starts (the page has been sent and drawn)

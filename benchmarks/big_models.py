@@ -49,7 +49,7 @@ import json, sys, time
 import torch
 torch.set_num_threads(1)
 t = time.perf_counter()
-from model.engine.loader import load_engine
+from attention_lens.model.engine.loader import load_engine
 engine = load_engine(sys.argv[1])
 seconds = time.perf_counter() - t
 with open("/proc/self/status") as status:  # this memory's own peak (ru_maxrss after exec can be the parent's)

@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 
 import torch
+from attention_lens.model.engine import DecodeOptions, load_engine
 
 from benchmarks.harness import ROOT
-from model.engine import DecodeOptions, load_engine
 
 
 def presets(pair: str) -> list[dict]:

@@ -27,16 +27,15 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-
-from model.builtin.checkpoint import Checkpoint
-from model.builtin.config import ModelConfig
-from model.builtin.engine import BuiltinEngine
-from model.builtin.tokenizer import train_tokenizer
-from model.builtin.transformer import Transformer
-from model.engine import DecodeOptions, RawRun
-from model.engine.masks import causal_mask
-from model.engine.tensors import pad_batch
-from model.engine.tensors import to_numpy as _np
+from attention_lens.model.builtin.checkpoint import Checkpoint
+from attention_lens.model.builtin.config import ModelConfig
+from attention_lens.model.builtin.engine import BuiltinEngine
+from attention_lens.model.builtin.tokenizer import train_tokenizer
+from attention_lens.model.builtin.transformer import Transformer
+from attention_lens.model.engine import DecodeOptions, RawRun
+from attention_lens.model.engine.masks import causal_mask
+from attention_lens.model.engine.tensors import pad_batch
+from attention_lens.model.engine.tensors import to_numpy as _np
 
 # The shipped models' dimensions (model/train.py TrainConfig): d_model 128, 4 heads, 3 + 3 layers, d_ff 512,
 # a 1000-piece vocabulary; max_positions raised so that 256 target tokens fit.

@@ -19,11 +19,11 @@ import sys
 import time
 
 import plotly.io as pio
+from attention_lens.app import exports
+from attention_lens.app.render import figures, views
+from attention_lens.model.engine import DecodeOptions, load_engine
 
-from app import exports
-from app.render import figures, views
 from benchmarks.harness import ROOT
-from model.engine import DecodeOptions, load_engine
 
 TEXT = "the black cat that the small dog chased sat on the mat near the bank of the river ."
 

@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 
 import torch
+from attention_lens.model.engine import DecodeOptions
+from attention_lens.model.hf.engine import HFEngine
 
-from model.engine import DecodeOptions
-from model.hf.engine import HFEngine
 from tests.fixtures import hf_tiny
 
 SOURCE = "the black dog barked at the cat near the river ."

@@ -34,10 +34,9 @@ from typing import Any
 
 import numpy as np
 import torch
-
-from model.engine import DecodeOptions, load_engine
-from model.engine.gradients import EmbeddedRun
-from model.engine.saliency import BASELINE, METHOD, TOLERANCE, agreement, evaluate, integrate
+from attention_lens.model.engine import DecodeOptions, load_engine
+from attention_lens.model.engine.gradients import EmbeddedRun
+from attention_lens.model.engine.saliency import BASELINE, METHOD, TOLERANCE, agreement, evaluate, integrate
 
 ROOT = Path(__file__).resolve().parents[1]
 TRAPEZOID = (8, 16, 32, 64, 128, 256)

@@ -11,12 +11,11 @@ import json
 from pathlib import Path
 
 import torch
-
-from model.analysis.bug_meters import equal_length_target, row_sums, sharpness, swap_meter
-from model.analysis.exposure import side_by_side
-from model.analysis.kv_cache import dims_of, generation_macs, measure_step, step_macs
-from model.engine import DecodeOptions, ModelInputError
-from model.engine.loader import load_engine
+from attention_lens.model.analysis.bug_meters import equal_length_target, row_sums, sharpness, swap_meter
+from attention_lens.model.analysis.exposure import side_by_side
+from attention_lens.model.analysis.kv_cache import dims_of, generation_macs, measure_step, step_macs
+from attention_lens.model.engine import DecodeOptions, ModelInputError
+from attention_lens.model.engine.loader import load_engine
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE, TARGET = "the black cat sat on the mat .", "le chat noir s' assit sur le tapis ."

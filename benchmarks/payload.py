@@ -32,11 +32,11 @@ from pathlib import Path
 import numpy as np
 import plotly.io as pio
 import torch
+from attention_lens.app.render import views
+from attention_lens.model.builtin.checkpoint import load_checkpoint, save_checkpoint
+from attention_lens.model.engine.trace import KINDS, Step, Trace
 
-from app.render import views
 from benchmarks.harness import ATTENTION, CHROMIUM, IDLE, WebsocketBytes, app_env, browser_page, served
-from model.builtin.checkpoint import load_checkpoint, save_checkpoint
-from model.engine.trace import KINDS, Step, Trace
 
 
 def synthetic_trace(n: int, m: int, layers: int = 6, heads: int = 8, seed: int = 0) -> Trace:
@@ -140,9 +140,8 @@ def blocked_eos_checkpoint(folder: Path, positions: int, **dims) -> Path:
 
 def browser_bytes(folder: Path, rows: int, panels: int, timeout_s: float = 600) -> dict:
     """Serve the app on `folder`, drive one run of `rows` decoder rows to its end; bytes and seconds per view."""
+    from attention_lens.app.render import figures
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    from app.render import figures
 
     ckpt = load_checkpoint(folder)
     bos = ckpt.target_tokenizer.piece(ckpt.config.bos_id)  # decoder self-attention's first key

@@ -17,14 +17,13 @@ import time
 from pathlib import Path
 
 import torch
+from attention_lens.model.builtin.batch import decoder_inputs
+from attention_lens.model.builtin.config import ModelConfig
+from attention_lens.model.builtin.tokenizer import train_tokenizer
+from attention_lens.model.builtin.transformer import Transformer
+from attention_lens.model.engine.masks import decoder_self_mask
+from attention_lens.model.engine.tensors import pad_batch
 from torch import nn
-
-from model.builtin.batch import decoder_inputs
-from model.builtin.config import ModelConfig
-from model.builtin.tokenizer import train_tokenizer
-from model.builtin.transformer import Transformer
-from model.engine.masks import decoder_self_mask
-from model.engine.tensors import pad_batch
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = [(256, 1024, 3, 64), (256, 1024, 3, 128), (256, 768, 3, 128), (192, 768, 3, 128), (256, 1024, 4, 128)]

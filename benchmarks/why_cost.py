@@ -27,11 +27,11 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
+import attention_lens.model.engine.contract as contract
 import torch
+from attention_lens.model.engine import DecodeOptions, load_engine
 
-import model.engine.contract as contract
 from benchmarks.ig_quadrature import previous_saliency, sources
-from model.engine import DecodeOptions, load_engine
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMES = {"current": contract.saliency, "previous": previous_saliency}

@@ -1,3 +1,3 @@
-from model.cli import main
+from attention_lens.model.cli import main
 
 raise SystemExit(main())

@@ -25,6 +25,6 @@ def tiny_ckpt(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_engine(tiny_ckpt):
-    from model.builtin.engine import BuiltinEngine
+    from attention_lens.model.builtin.engine import BuiltinEngine
 
     return BuiltinEngine.load(tiny_ckpt)

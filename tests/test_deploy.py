@@ -130,7 +130,7 @@ def test_the_proxy_compresses_the_front_end(cluster):
     """Every new visitor fetches Streamlit's scripts; the replicas send them uncompressed, nginx gzips them."""
     import gzip
 
-    from app.render.preload import JS_DIR, chunk
+    from attention_lens.app.render.preload import JS_DIR, chunk
 
     name = chunk("PlotlyChart")
     raw = (JS_DIR / name).read_bytes()
@@ -146,7 +146,7 @@ def test_the_proxy_compresses_the_front_end(cluster):
 @needs_nginx
 def test_the_proxy_keeps_the_front_end_and_serves_it_itself(cluster):
     """Streamlit's scripts are the same on every replica: after the first fetch nginx answers from its cache."""
-    from app.render.preload import ECHARTS, JS_DIR, chunk
+    from attention_lens.app.render.preload import ECHARTS, JS_DIR, chunk
 
     name = chunk(ECHARTS)
     seen = []

@@ -143,9 +143,8 @@ def test_every_app_cache_is_bounded():
 
 def test_session_state_stays_bounded_when_stepping_and_forcing(tiny_ckpt, monkeypatch):
     import streamlit as st
+    from attention_lens.app import registry
     from streamlit.testing.v1 import AppTest
-
-    from app import registry
 
     monkeypatch.setattr(registry, "SOURCES", [registry.operator_entries])
     monkeypatch.setenv("LENS_MODEL_DIRS", str(tiny_ckpt))

@@ -15,8 +15,7 @@ from collections.abc import Collection, Sequence
 
 import numpy as np
 import pandas as pd
-
-from app.render import figures
+from attention_lens.app.render import figures
 
 Link = tuple[int, int]
 HIT, POSSIBLE_HIT, FALSE, MISSED = "#2b8a3e", "#2b8a3e", "#c92a2a", "#868e96"

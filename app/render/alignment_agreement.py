@@ -6,8 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-
-from app.render import figures
+from attention_lens.app.render import figures
 
 
 def agreement_figure(agreement: np.ndarray, labels: Sequence[str], title: str = "") -> go.Figure:

@@ -18,9 +18,8 @@ import html
 from collections.abc import Collection, Sequence
 
 import numpy as np
-
-from app.render import figures
-from app.render.alignment import STYLES, Link, check_links, classify
+from attention_lens.app.render import figures
+from attention_lens.app.render.alignment import STYLES, Link, check_links, classify
 
 FONT = "Inter, 'DejaVu Sans', Arial, sans-serif"
 INK, MUTED, GOLD, BLANK = "#1f2933", "#52606d", "#e8590c", "#f5f7fa"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Sequence
 
-from app.render.figures import ACCENT  # the chosen token, as in the attention figures
+from attention_lens.app.render.figures import ACCENT  # the chosen token, as in the attention figures
 
 BAR = "#89bedc"
 CSS = f"""

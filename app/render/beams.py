@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from app.services import Trace
+    from attention_lens.app.services import Trace
 
 COLUMNS = ("rank", "state", "text", "pieces", "log-prob", "per piece")
 

@@ -7,9 +7,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-
-from app.render import figures
-from app.render.leakage import OK_COLOR
+from attention_lens.app.render import figures
+from attention_lens.app.render.leakage import OK_COLOR
 
 KIND_LABELS = {"encoder_self_attention": "encoder self", "decoder_self_attention": "decoder self",
                "cross_attention": "cross"}

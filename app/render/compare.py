@@ -7,8 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-
-from app.render import figures, views
+from attention_lens.app.render import figures, views
 
 DIVERGING = "RdBu"  # red: more weight on side B, blue: more on side A; white: equal
 

@@ -19,8 +19,7 @@ import math
 
 import numpy as np
 import plotly.graph_objects as go
-
-from app.render import figures
+from attention_lens.app.render import figures
 
 # px of the chart on a 1366 x 768 screen (Explore's left column): turns the label room into fractions of the
 # chart's width, so wider screens give the labels more room than they need, never less

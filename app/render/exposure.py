@@ -6,8 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-
-from app.render import figures
+from attention_lens.app.render import figures
 
 TF_COLOR, FREE_COLOR = "#1c7ed6", "#d9480f"
 

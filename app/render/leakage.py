@@ -9,9 +9,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+from attention_lens.app.render import figures
 from plotly.subplots import make_subplots
-
-from app.render import figures
 
 OK_COLOR = "#2b8a3e"
 MODEL_COLORS = ("#1c7ed6", "#d9480f", "#7048e8", "#2b8a3e")

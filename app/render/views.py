@@ -14,11 +14,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import plotly.graph_objects as go
-
-from app.render import figures
+from attention_lens.app.render import figures
 
 if TYPE_CHECKING:
-    from app.services import Trace
+    from attention_lens.app.services import Trace
 
 KINDS = {"cross_attention": "Cross-attention", "decoder_self_attention": "Decoder self-attention",
          "encoder_self_attention": "Encoder self-attention"}

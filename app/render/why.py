@@ -10,9 +10,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-
-from app.render.bars import share
-from app.render.figures import ACCENT, labels
+from attention_lens.app.render.bars import share
+from attention_lens.app.render.figures import ACCENT, labels
 
 DIVERGING = "RdBu"  # negative red, positive blue, zero white (plotly's RdBu runs red -> blue)
 CSS = f"""

@@ -1,4 +1,4 @@
-"""The app's pages, each run by Streamlit as a script (layout only: data from app.services, figures from
+"""The app's pages, each run by Streamlit as a script (layout only: data from attention_lens.app.services, figures from
 app.render), and the panels they are made of:
 
 - `explore` (the default page), with `explore_controls` (options, step bar, view picker), `explore_panels` (the

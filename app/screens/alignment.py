@@ -10,14 +10,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import streamlit as st
-
-from app import services, state
-from app.render import alignment as af
-from app.render import alignment_svg as svg
-from app.screens import charts, page_url
-from app.screens.alignment_upload import upload_view
-from app.services import CheckpointError, DecodeOptions, ModelInputError
-from app.services import alignment as al
+from attention_lens.app import services, state
+from attention_lens.app.render import alignment as af
+from attention_lens.app.render import alignment_svg as svg
+from attention_lens.app.screens import charts, page_url
+from attention_lens.app.screens.alignment_upload import upload_view
+from attention_lens.app.services import CheckpointError, DecodeOptions, ModelInputError
+from attention_lens.app.services import alignment as al
 
 DATA = state.ROOT / "assets" / "data"
 READINGS = {"plain": "Plain (row that predicts the word)", "shift": "Shift-aware (row where the word is the input)"}

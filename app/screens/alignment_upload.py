@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
-
-from app import services, state
-from app.render import alignment_svg as svg
-from app.render.alignment_agreement import agreement_figure
-from app.screens import charts
-from app.services import alignment as al
+from attention_lens.app import services, state
+from attention_lens.app.render import alignment_svg as svg
+from attention_lens.app.render.alignment_agreement import agreement_figure
+from attention_lens.app.screens import charts
+from attention_lens.app.services import alignment as al
 
 K_FILE, K_SENT, K_HEAD, K_RANK = "align_upload", "align_upload_sentence", "align_upload_head", "align_upload_rank"
 HELP = ("One sentence pair per line: `source<TAB>target`, optionally `<TAB>gold` with Pharaoh links over the "

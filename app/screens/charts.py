@@ -8,8 +8,7 @@ import json
 
 import plotly.graph_objects as go
 import streamlit as st
-
-from app.render import echarts
+from attention_lens.app.render import echarts
 
 
 def draw(fig: go.Figure, key: str, fit_labels: bool = True, width: float = echarts.ASSUMED_WIDTH) -> None:

@@ -10,12 +10,11 @@ Runs are greedy decodes, cached like Explore's (services.get_trace); figures in 
 from __future__ import annotations
 
 import streamlit as st
-
-from app import registry, services, state
-from app.render import compare as render
-from app.render import views
-from app.screens import page_url
-from app.services import CheckpointError, DecodeOptions, ModelInputError
+from attention_lens.app import registry, services, state
+from attention_lens.app.render import compare as render
+from attention_lens.app.render import views
+from attention_lens.app.screens import page_url
+from attention_lens.app.services import CheckpointError, DecodeOptions, ModelInputError
 
 KINDS = state.KINDS_BY_CODE
 K_A_TEXT, K_B_MODEL, K_B_TEXT = "cmp_a_text", "cmp_b_model", "cmp_b_text"

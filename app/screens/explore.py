@@ -11,16 +11,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 import streamlit as st
-
-from app import exports, services, state
-from app.render import beams, views
-from app.screens import charts, kv_cache, tour, vocabulary
-from app.screens import explore_analysis as analysis
-from app.screens import explore_controls as ctl
-from app.screens import explore_panels as panels
-from app.screens import explore_url as url
-from app.screens import explore_why as why
-from app.services import CheckpointError, DecodeOptions, ModelInputError
+from attention_lens.app import exports, services, state
+from attention_lens.app.render import beams, views
+from attention_lens.app.screens import charts, kv_cache, tour, vocabulary
+from attention_lens.app.screens import explore_analysis as analysis
+from attention_lens.app.screens import explore_controls as ctl
+from attention_lens.app.screens import explore_panels as panels
+from attention_lens.app.screens import explore_url as url
+from attention_lens.app.screens import explore_why as why
+from attention_lens.app.services import CheckpointError, DecodeOptions, ModelInputError
 
 CAPTIONS = {
     "cross_attention": "Cross-attention: each row is one decoder step, and shows how strongly it looked at each "

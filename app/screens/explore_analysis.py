@@ -8,10 +8,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 import streamlit as st
-
-from app import services
-from app.render import contrib
-from app.services import DecodeOptions, ModelInputError, Trace
+from attention_lens.app import services
+from attention_lens.app.render import contrib
+from attention_lens.app.services import DecodeOptions, ModelInputError, Trace
 
 READINGS = {"weights": "Weights", "norm_weighted": "Norm-weighted", "rollout": "Rollout"}
 READING_HELP = ("Weights: the attention weights as computed. Norm-weighted: each weight times the norm of what "

@@ -12,10 +12,9 @@ from __future__ import annotations
 import time
 
 import streamlit as st
-
-from app import state
-from app.render import bars, views
-from app.services import DecodeOptions
+from attention_lens.app import state
+from attention_lens.app.render import bars, views
+from attention_lens.app.services import DecodeOptions
 
 MODES = {"greedy": "Greedy", "beam": "Beam search", "sample": "Sampling", "teacher_forced": "Teacher forcing"}
 KINDS, VIEWS = views.KINDS, views.VIEWS
@@ -128,7 +127,7 @@ def _pick(widget_key: str, shared_key: str) -> None:
 def present_menu(container, model_key: str) -> None:
     """Presenter mode hides the sidebar: its model and decoding mode, in a popover on the page instead (their
     own keys, copied into the sidebar's widgets' keys by callbacks, which run before the sidebar is drawn)."""
-    from app import registry  # the model list; explore_controls is otherwise free of it
+    from attention_lens.app import registry  # the model list; explore_controls is otherwise free of it
 
     keys = list(dict.fromkeys([model_key, *(e.key for e in registry.entries())]))
     titles = {e.key: e.title for e in registry.entries()}

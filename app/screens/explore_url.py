@@ -11,12 +11,11 @@ from typing import Any
 from urllib.parse import urlencode
 
 import streamlit as st
-
-from app import registry, services
-from app.screens import explore_analysis as analysis
-from app.screens import explore_controls as ctl
-from app.services import CODE_OF, KIND_CODES, MODES
-from app.state import CUSTOM, K_LINKED_TEXT, K_MODEL, K_PRESET, K_SOURCE, K_TARGET, presets
+from attention_lens.app import registry, services
+from attention_lens.app.screens import explore_analysis as analysis
+from attention_lens.app.screens import explore_controls as ctl
+from attention_lens.app.services import CODE_OF, KIND_CODES, MODES
+from attention_lens.app.state import CUSTOM, K_LINKED_TEXT, K_MODEL, K_PRESET, K_SOURCE, K_TARGET, presets
 
 VIEWS = ("grid", "head", "mean")
 ORDER = ("model", "text", "target", "mode", "beam", "temperature", "top_k", "seed", "step", "kind", "view",

@@ -9,11 +9,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 import streamlit as st
-
-from app import exports, services, state
-from app.render import why
-from app.screens import explore_controls as ctl
-from app.services import DecodeOptions, ModelInputError, Trace
+from attention_lens.app import exports, services, state
+from attention_lens.app.render import why
+from attention_lens.app.screens import explore_controls as ctl
+from attention_lens.app.services import DecodeOptions, ModelInputError, Trace
 
 K_LENS, K_SALIENCY, K_SALIENCY_METHOD = "why_lens", "why_saliency", "why_saliency_method"
 LENS_HELP = ("Each decoder layer's output at this step put through the model's own final norm and output "

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 import streamlit as st
-
-from app import services, state
-from app.render import contrib
-from app.screens import explore_controls as ctl
-from app.screens import explore_url as url
-from app.screens import heads_roles, page_url
-from app.services import ModelInputError
+from attention_lens.app import services, state
+from attention_lens.app.render import contrib
+from attention_lens.app.screens import explore_controls as ctl
+from attention_lens.app.screens import explore_url as url
+from attention_lens.app.screens import heads_roles, page_url
+from attention_lens.app.services import ModelInputError
 
 KINDS = state.KINDS_BY_CODE
 SIZES = [25, 50, 100, 200]

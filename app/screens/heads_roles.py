@@ -5,10 +5,9 @@ per kind, named by the rule the page states. Layout only; the table is app/rende
 from __future__ import annotations
 
 import streamlit as st
-
-from app import services, state
-from app.render import roles as render
-from app.services import ModelInputError
+from attention_lens.app import services, state
+from attention_lens.app.render import roles as render
+from attention_lens.app.services import ModelInputError
 
 
 def measure(model_key: str, data: str, n: int, pairs: tuple[tuple[str, str], ...]) -> dict | None:

@@ -7,11 +7,10 @@ app/services.py), drawing in app/render/kv_cache.py; this file lays them out.
 from __future__ import annotations
 
 import streamlit as st
-
-from app import services
-from app.render import kv_cache as kr
-from app.screens import charts
-from app.services import CheckpointError, ModelInputError
+from attention_lens.app import services
+from attention_lens.app.render import kv_cache as kr
+from attention_lens.app.screens import charts
+from attention_lens.app.services import CheckpointError, ModelInputError
 
 K_MEASURE = "kv_measure"
 K_OPEN = "kv_open"  # the panel is open (the tour's cache stop sets it)

@@ -11,11 +11,10 @@ from dataclasses import replace
 
 import numpy as np
 import streamlit as st
-
-from app import services, state
-from app.render import bugs as bf
-from app.render import figures, views
-from app.services import DecodeOptions, ModelInputError
+from attention_lens.app import services, state
+from attention_lens.app.render import bugs as bf
+from attention_lens.app.render import figures, views
+from attention_lens.app.services import DecodeOptions, ModelInputError
 
 K_BUG = "leak_bug"
 NAMES = {"mask_after_softmax": "Mask after the softmax", "swap_cross": "Cross-attention arguments swapped",

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import pandas as pd
 import streamlit as st
-
-from app import services, state
-from app.render import exposure as xf
-from app.render import figures
+from attention_lens.app import services, state
+from attention_lens.app.render import exposure as xf
+from attention_lens.app.render import figures
 
 K_STEP, K_LAYER = "exp_step", "exp_layer"
 

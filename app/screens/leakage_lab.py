@@ -10,12 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import streamlit as st
-
-from app import registry, services, state
-from app.render import figures, views
-from app.render import leakage as lf
-from app.screens import leakage_bugs, leakage_exposure, page_url, tour, vocabulary
-from app.services import CheckpointError, DecodeOptions, ModelInputError
+from attention_lens.app import registry, services, state
+from attention_lens.app.render import figures, views
+from attention_lens.app.render import leakage as lf
+from attention_lens.app.screens import leakage_bugs, leakage_exposure, page_url, tour, vocabulary
+from attention_lens.app.services import CheckpointError, DecodeOptions, ModelInputError
 
 TRIO = ("en-fr", "en-fr-no-causal-mask", "en-fr-no-shift")
 # The same three on real language (Tatoeba), shown when the page's model reads typed text.

@@ -14,11 +14,10 @@ from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
-
-from app import state
-from app.screens import explore_url as url
-from app.services import Engine
-from app.state import K_MODEL, K_SOURCE, K_TARGET
+from attention_lens.app import state
+from attention_lens.app.screens import explore_url as url
+from attention_lens.app.services import Engine
+from attention_lens.app.state import K_MODEL, K_SOURCE, K_TARGET
 
 Rule = tuple[str, Callable[[str], Any], Callable[[Any], str]]
 SHARED = ("model", "text", "target")

@@ -5,8 +5,7 @@ that page's switches and a link to it."""
 from __future__ import annotations
 
 import streamlit as st
-
-from app.screens import explore_url as url
+from attention_lens.app.screens import explore_url as url
 
 K_TOUR = "tour_stop"
 K_MOVED = "tour_moves"  # how many times a tour button was pressed in this session

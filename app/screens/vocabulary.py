@@ -9,9 +9,8 @@ Engine.lexicon. A model without a word list (Hugging Face, your own data) says s
 from __future__ import annotations
 
 import streamlit as st
-
-from app import services, state
-from app.services import Engine
+from attention_lens.app import services, state
+from attention_lens.app.services import Engine
 
 END_MARKS = (".", "!", "?")
 K_PREFIX = "vocab_pick_"

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from attention_lens.model.analysis.scores import source_ids, teacher_forced_totals
+from attention_lens.model.engine.contract import Engine
+from attention_lens.model.engine.heads import every_head
+from attention_lens.model.engine.runs import DecodeOptions
 from tqdm import tqdm
-
-from model.analysis.scores import source_ids, teacher_forced_totals
-from model.engine.contract import Engine
-from model.engine.heads import every_head
-from model.engine.runs import DecodeOptions
 
 
 def teacher_forced_loss(engine: Engine, srcs: list[list[int]], labels: list[list[int]], ablate: tuple[str, ...],

@@ -11,10 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from model.analysis.leakage import future_mass
-from model.engine.contract import Engine
-from model.engine.trace import KINDS, Trace
+from attention_lens.model.analysis.leakage import future_mass
+from attention_lens.model.engine.contract import Engine
+from attention_lens.model.engine.trace import KINDS, Trace
 
 
 @dataclass(frozen=True)

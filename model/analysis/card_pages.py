@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from model.analysis.alignment.card import CARD_HEADS, CARD_HEADS_N, card_heads
-from model.analysis.leakage import CARD_SAMPLE, card_sample
-from model.corpora import first_test_examples
-from model.engine.contract import Engine
+from attention_lens.model.analysis.alignment.card import CARD_HEADS, CARD_HEADS_N, card_heads
+from attention_lens.model.analysis.leakage import CARD_SAMPLE, card_sample
+from attention_lens.model.corpora import first_test_examples
+from attention_lens.model.engine.contract import Engine
 
 
 def card_pages(engine: Engine, pair: str) -> dict[str, Any]:

@@ -10,11 +10,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-
-from model.engine.trace import KINDS
+from attention_lens.model.engine.trace import KINDS
 
 if TYPE_CHECKING:
-    from model.engine.trace import Trace
+    from attention_lens.model.engine.trace import Trace
 
 
 def matching(a: Sequence, b: Sequence) -> list[int]:

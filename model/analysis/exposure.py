@@ -15,10 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from model.engine.contract import Engine
-from model.engine.runs import DecodeOptions
-from model.engine.tensors import softmax
+from attention_lens.model.engine.contract import Engine
+from attention_lens.model.engine.runs import DecodeOptions
+from attention_lens.model.engine.tensors import softmax
 
 ROW_TOLERANCE = 1e-5  # float32 rounding of the same row computed by two programs is ~1e-7
 

@@ -31,15 +31,14 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-
-from model.analysis.alignment.links import Gold, parse_pharaoh
-from model.analysis.alignment.words import SPECIAL_PIECES, WORD_STARTS, query_rows, word_groups
-from model.engine.heads import KIND_CODES
+from attention_lens.model.analysis.alignment.links import Gold, parse_pharaoh
+from attention_lens.model.analysis.alignment.words import SPECIAL_PIECES, WORD_STARTS, query_rows, word_groups
+from attention_lens.model.engine.heads import KIND_CODES
 
 if TYPE_CHECKING:
-    from model.corpora import Example
-    from model.engine.contract import Engine
-    from model.engine.trace import Trace
+    from attention_lens.model.corpora import Example
+    from attention_lens.model.engine.contract import Engine
+    from attention_lens.model.engine.trace import Trace
 
 THRESHOLD, LOCAL, BROAD = 0.5, 0.7, 0.8
 SHARES = ("same", "previous", "next", "first", "eos", "punctuation", "aligned", "aligned_shift")
@@ -179,8 +178,8 @@ def head_roles(engine: Engine, examples: Sequence[Example]) -> dict[str, Any]:
     """Every head's figures and role over examples, teacher forcing in the model's trained setting:
     {"n": sentences used, "rule": ROLE_RULE, "heads": roles_of(...)}. Sentences the model cannot read are
     skipped; gold links are used where the example has them and its pieces group into its words."""
-    from model.analysis.alignment.corpus import engine_specials
-    from model.engine.runs import DecodeOptions
+    from attention_lens.model.analysis.alignment.corpus import engine_specials
+    from attention_lens.model.engine.runs import DecodeOptions
 
     causal, shift = engine.trained_setting
     engine.check_switches(causal, shift)

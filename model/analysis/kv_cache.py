@@ -27,10 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-
-from model.engine.contract import Engine
-from model.engine.runs import DecodeOptions
-from model.engine.tensors import to_numpy
+from attention_lens.model.engine.contract import Engine
+from attention_lens.model.engine.runs import DecodeOptions
+from attention_lens.model.engine.tensors import to_numpy
 
 PARTS = ("self_attention", "cross_attention", "cross_kv", "feed_forward", "logits")
 

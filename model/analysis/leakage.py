@@ -23,13 +23,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-
-from model.analysis.scores import exact_match
-from model.corpora import first_test_examples
-from model.engine import DecodeOptions
+from attention_lens.model.analysis.scores import exact_match
+from attention_lens.model.corpora import first_test_examples
+from attention_lens.model.engine import DecodeOptions
 
 if TYPE_CHECKING:
-    from model.engine import Engine, Trace
+    from attention_lens.model.engine import Engine, Trace
 
 
 def future_weights(dec_attn: np.ndarray) -> np.ndarray:

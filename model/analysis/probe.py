@@ -39,10 +39,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
-from model.analysis.leakage import future_weights
-from model.engine import DecodeOptions, Engine
-from model.engine.bugs import BUGS
+from attention_lens.model.analysis.leakage import future_weights
+from attention_lens.model.engine import DecodeOptions, Engine
+from attention_lens.model.engine.bugs import BUGS
 
 LEAK_THRESHOLD = 1e-4
 BATCH = 32  # perturbed label sequences per teacher_forced_batch call

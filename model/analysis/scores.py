@@ -16,11 +16,10 @@ from typing import Any
 
 import numpy as np
 import sacrebleu
+from attention_lens.model.engine.contract import Engine
+from attention_lens.model.engine.runs import DecodeOptions
+from attention_lens.model.engine.tensors import log_softmax
 from tqdm import tqdm
-
-from model.engine.contract import Engine
-from model.engine.runs import DecodeOptions
-from model.engine.tensors import log_softmax
 
 BATCH = 64  # sentences per batched pass
 

@@ -7,9 +7,8 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
+from attention_lens.model.engine.heads import head_output_norms
 from torch import nn
-
-from model.engine.heads import head_output_norms
 
 
 @dataclass(frozen=True)

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-
-from model.builtin.attention import NO_BUGS, Bugs
-from model.builtin.config import ModelConfig
-from model.builtin.contributions import batch_parts, row_parts
-from model.builtin.transformer import Transformer
-from model.engine.masks import decoder_self_mask
-from model.engine.runs import RawRun
-from model.engine.tensors import pad_batch, to_numpy
+from attention_lens.model.builtin.attention import NO_BUGS, Bugs
+from attention_lens.model.builtin.config import ModelConfig
+from attention_lens.model.builtin.contributions import batch_parts, row_parts
+from attention_lens.model.builtin.transformer import Transformer
+from attention_lens.model.engine.masks import decoder_self_mask
+from attention_lens.model.engine.runs import RawRun
+from attention_lens.model.engine.tensors import pad_batch, to_numpy
 
 
 def decoder_inputs(labels: list[int], cfg: ModelConfig, shift: bool) -> list[int]:

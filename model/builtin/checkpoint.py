@@ -10,15 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from attention_lens.model.builtin.config import ModelConfig
+from attention_lens.model.builtin.tokenizer import SubwordTokenizer
+from attention_lens.model.builtin.transformer import Transformer
+from attention_lens.model.builtin.word_counts import WORDS_FILE, read_counts, write_counts
+from attention_lens.model.engine.errors import WEIGHTS, CheckpointError, refuse_pickles
+from attention_lens.model.engine.safety import check_layers, check_size, compare, module_shapes, read_header
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
-
-from model.builtin.config import ModelConfig
-from model.builtin.tokenizer import SubwordTokenizer
-from model.builtin.transformer import Transformer
-from model.builtin.word_counts import WORDS_FILE, read_counts, write_counts
-from model.engine.errors import WEIGHTS, CheckpointError, refuse_pickles
-from model.engine.safety import check_layers, check_size, compare, module_shapes, read_header
 
 CONFIG, SOURCE_SPM, TARGET_SPM, CARD, LOG = ("config.json", "source.model", "target.model", "card.json",
                                             "train_log.csv")

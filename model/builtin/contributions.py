@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-
-from model.builtin.transformer import DecoderOutput, Encoded, Transformer
-from model.engine.masks import decoder_self_mask
-from model.engine.runs import ContributionParts, RawRun
-from model.engine.tensors import to_numpy
+from attention_lens.model.builtin.transformer import DecoderOutput, Encoded, Transformer
+from attention_lens.model.engine.masks import decoder_self_mask
+from attention_lens.model.engine.runs import ContributionParts, RawRun
+from attention_lens.model.engine.tensors import to_numpy
 
 
 def _masked(norms: list[torch.Tensor], keep: torch.Tensor | None) -> np.ndarray:

@@ -5,26 +5,25 @@ from __future__ import annotations
 from pathlib import Path
 
 import torch
-
-from model.builtin.attention import NO_BUGS, Bugs
-from model.builtin.batch import teacher_forced_batch
-from model.builtin.checkpoint import Checkpoint, load_checkpoint
-from model.builtin.config import UNK_ID
-from model.builtin.contributions import contribution_parts, parts_of
-from model.builtin.lens import layer_logits
-from model.builtin.normalise import normalise
-from model.builtin.saliency import embedded_run
-from model.builtin.transformer import Encoded, Transformer
-from model.builtin.vocabulary import lexicon, unknown_words
-from model.builtin.word_counts import words_of
-from model.engine.bugs import BUGS, swap_error
-from model.engine.contract import Engine
-from model.engine.errors import ModelInputError
-from model.engine.gradients import EmbeddedRun
-from model.engine.masks import causal_mask
-from model.engine.runs import ContributionParts, DecodeOptions, RawRun, Stepper
-from model.engine.tensors import pad_batch
-from model.engine.text import MAX_INPUT_CHARS, clean
+from attention_lens.model.builtin.attention import NO_BUGS, Bugs
+from attention_lens.model.builtin.batch import teacher_forced_batch
+from attention_lens.model.builtin.checkpoint import Checkpoint, load_checkpoint
+from attention_lens.model.builtin.config import UNK_ID
+from attention_lens.model.builtin.contributions import contribution_parts, parts_of
+from attention_lens.model.builtin.lens import layer_logits
+from attention_lens.model.builtin.normalise import normalise
+from attention_lens.model.builtin.saliency import embedded_run
+from attention_lens.model.builtin.transformer import Encoded, Transformer
+from attention_lens.model.builtin.vocabulary import lexicon, unknown_words
+from attention_lens.model.builtin.word_counts import words_of
+from attention_lens.model.engine.bugs import BUGS, swap_error
+from attention_lens.model.engine.contract import Engine
+from attention_lens.model.engine.errors import ModelInputError
+from attention_lens.model.engine.gradients import EmbeddedRun
+from attention_lens.model.engine.masks import causal_mask
+from attention_lens.model.engine.runs import ContributionParts, DecodeOptions, RawRun, Stepper
+from attention_lens.model.engine.tensors import pad_batch
+from attention_lens.model.engine.text import MAX_INPUT_CHARS, clean
 
 
 class BuiltinStepper(Stepper):

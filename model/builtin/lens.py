@@ -9,11 +9,10 @@ the logit lens").
 from __future__ import annotations
 
 import torch
-
-from model.builtin.transformer import Transformer
-from model.engine.masks import decoder_self_mask
-from model.engine.runs import RawRun
-from model.engine.tensors import pad_batch
+from attention_lens.model.builtin.transformer import Transformer
+from attention_lens.model.engine.masks import decoder_self_mask
+from attention_lens.model.engine.runs import RawRun
+from attention_lens.model.engine.tensors import pad_batch
 
 
 @torch.no_grad()

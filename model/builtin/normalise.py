@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from model.engine.text import MAX_INPUT_CHARS, clean
+from attention_lens.model.engine.text import MAX_INPUT_CHARS, clean
 
 _ELISION = re.compile(r"\b([a-zà-ÿ]{1,2}|qu|jusqu|lorsqu|puisqu)['’]", re.IGNORECASE)
 _PUNCT = re.compile(r"([.,!?;:()\"«»])")

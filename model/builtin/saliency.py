@@ -13,11 +13,10 @@ from __future__ import annotations
 import math
 
 import torch
-
-from model.builtin.transformer import Encoded, Transformer, position_table
-from model.engine.gradients import EmbeddedRun
-from model.engine.masks import causal_mask, full_mask
-from model.engine.runs import RawRun
+from attention_lens.model.builtin.transformer import Encoded, Transformer, position_table
+from attention_lens.model.engine.gradients import EmbeddedRun
+from attention_lens.model.engine.masks import causal_mask, full_mask
+from attention_lens.model.engine.runs import RawRun
 
 
 def embedded_run(model: Transformer, run: RawRun, chosen: list[int], causal: bool,

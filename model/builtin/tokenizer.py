@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import sentencepiece as spm
-
-from model.builtin.config import BOS_ID, EOS_ID, PAD_ID, UNK_ID
+from attention_lens.model.builtin.config import BOS_ID, EOS_ID, PAD_ID, UNK_ID
 
 WORD_START = "\u2581"  # SentencePiece marks the first piece of every word with "▁"
 

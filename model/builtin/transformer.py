@@ -11,13 +11,12 @@ import math
 from dataclasses import dataclass
 
 import torch
+from attention_lens.model.builtin.attention import NO_BUGS, Bugs, MultiHeadAttention
+from attention_lens.model.builtin.config import ModelConfig
+from attention_lens.model.engine.bugs import swap_error
+from attention_lens.model.engine.errors import ModelInputError
+from attention_lens.model.engine.masks import padding_mask
 from torch import nn
-
-from model.builtin.attention import NO_BUGS, Bugs, MultiHeadAttention
-from model.builtin.config import ModelConfig
-from model.engine.bugs import swap_error
-from model.engine.errors import ModelInputError
-from model.engine.masks import padding_mask
 
 
 def sinusoidal_positions(length: int, d_model: int, start: int = 0) -> torch.Tensor:

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from model.corpora import lexicon as lx
-from model.corpora.german import DEFINITE, INDEFINITE
+from attention_lens.model.corpora import lexicon as lx
+from attention_lens.model.corpora.german import DEFINITE, INDEFINITE
 
 Lexicon = dict[str, list[tuple[str, ...]]]
 

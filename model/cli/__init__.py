@@ -13,15 +13,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from model.cli.common import add_bug_switches, add_model, open_model
-from model.engine import CheckpointError, DecodeOptions, ModelInputError
+from attention_lens.model.cli.common import add_bug_switches, add_model, open_model
+from attention_lens.model.engine import CheckpointError, DecodeOptions, ModelInputError
 
 if TYPE_CHECKING:
-    from model.engine import Engine, Trace
+    from attention_lens.model.engine import Engine, Trace
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
-    from model.cli.trace_data import read_stdin_or, trace_data
+    from attention_lens.model.cli.trace_data import read_stdin_or, trace_data
 
     engine = open_model(args)
     # One set of options for both forms; with --data a line with a target is teacher-forced on it (trace_batch).
@@ -59,7 +59,7 @@ def bug_meters(engine: Engine, trace: Trace, text: str, target: str | None, opti
     to, and the rows' entropy and largest weight against the same run without the switch."""
     from dataclasses import replace
 
-    from model.analysis.bug_meters import row_sums, sharpness, swap_meter
+    from attention_lens.model.analysis.bug_meters import row_sums, sharpness, swap_meter
 
     lines = []
     if options.mask_after_softmax:
@@ -117,7 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="the trace file; with --data, a folder")
     p.set_defaults(func=cmd_trace)
 
-    from model.cli.commands import REGISTRY
+    from attention_lens.model.cli.commands import REGISTRY
 
     for register in REGISTRY:
         register(sub)

@@ -6,8 +6,8 @@ import argparse
 import json
 import sys
 
-from model.analysis.alignment import DEFAULT_METHOD
-from model.cli.common import add_model, open_model, read_pairs
+from attention_lens.model.analysis.alignment import DEFAULT_METHOD
+from attention_lens.model.cli.common import add_model, open_model, read_pairs
 
 
 def _fmt(x: float | None) -> str:
@@ -38,7 +38,7 @@ def print_report(summary: dict, layers: int, heads: int) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from model.analysis.alignment import format_pharaoh, run_alignment
+    from attention_lens.model.analysis.alignment import format_pharaoh, run_alignment
 
     rows = read_pairs(args.data, args.limit)
     engine = open_model(args)

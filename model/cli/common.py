@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from model.corpora import Example
-    from model.engine import Engine
+    from attention_lens.model.corpora import Example
+    from attention_lens.model.engine import Engine
 
 
 def add_model(p: argparse.ArgumentParser) -> None:
@@ -23,7 +23,7 @@ def add_bug_switches(p: argparse.ArgumentParser, note: str, meters: bool = False
     """--mask-after-softmax, --swap-cross, --no-scaling (DecodeOptions.mask_after_softmax, swap_cross, unscaled),
     each with its one-line account (model.engine.bugs.EXPLAIN); `note` ends the group's description; `meters`:
     each flag's help also names what trace's stderr line measures."""
-    from model.engine.bugs import EXPLAIN
+    from attention_lens.model.engine.bugs import EXPLAIN
 
     meter = {"mask_after_softmax": " Meter: the decoder self-attention's row sums and the weight left on later "
                                    "positions.",
@@ -44,14 +44,14 @@ def add_bug_switches(p: argparse.ArgumentParser, note: str, meters: bool = False
 
 def bug_names(args: argparse.Namespace) -> tuple[str, ...]:
     """The bug switches given on the command line (add_bug_switches), as DecodeOptions field names."""
-    from model.engine.bugs import BUGS
+    from attention_lens.model.engine.bugs import BUGS
 
     return tuple(name for name in BUGS if getattr(args, name))
 
 
 def open_model(args: argparse.Namespace) -> Engine:
     """The engine of args.model (model.engine.loader.load_engine; a hub id only with --allow-hub)."""
-    from model.engine.loader import load_engine
+    from attention_lens.model.engine.loader import load_engine
 
     return load_engine(args.model, allow_hub=args.allow_hub)
 
@@ -59,7 +59,7 @@ def open_model(args: argparse.Namespace) -> Engine:
 def read_pairs(path: str, limit: int = 0) -> list[Example]:
     """The sentence pairs of a TSV file (model.corpora.read_tsv), the first `limit` of them when limit > 0;
     ValueError for a file without any."""
-    from model.corpora import read_tsv
+    from attention_lens.model.corpora import read_tsv
 
     rows = read_tsv(Path(path))
     if not rows:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 
 def run(args: argparse.Namespace) -> int:
-    from model.corpora import generate, write_tsv
+    from attention_lens.model.corpora import generate, write_tsv
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

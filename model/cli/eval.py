@@ -7,11 +7,11 @@ import json
 import sys
 from pathlib import Path
 
-from model.cli.common import add_model, open_model, read_pairs
+from attention_lens.model.cli.common import add_model, open_model, read_pairs
 
 
 def run(args: argparse.Namespace) -> int:
-    from model.analysis.scores import evaluate
+    from attention_lens.model.analysis.scores import evaluate
 
     engine = open_model(args)
     if args.split:
@@ -42,8 +42,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _own_split(card: dict, name: str) -> list:
     """The valid or test split `train --data FILE --seed S` held out (model.corpora.grouped_split)."""
-    from model.corpora import Example
-    from model.corpora.grouped_split import held_out_split
+    from attention_lens.model.corpora import Example
+    from attention_lens.model.corpora.grouped_split import held_out_split
 
     if not isinstance(card.get("data"), str):
         raise ValueError("--split needs a model trained with train --data (its card names the file and seed); "
@@ -55,8 +55,8 @@ def _update_card(folder: Path, data: str, result: dict, engine) -> None:
     """Record the figures as the card's test-split metrics (and measure again what the card keeps for the app's
     pages: model.analysis.card_pages), or, for a combination split `PAIR.combo-NAME.tsv`, as
     `combination_metrics[NAME]`."""
-    from model.analysis.card_pages import card_pages
-    from model.analysis.scores import rounded
+    from attention_lens.model.analysis.card_pages import card_pages
+    from attention_lens.model.analysis.scores import rounded
 
     card_path = folder / "card.json"
     if not card_path.is_file():

@@ -6,12 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 
-from model.cli.common import add_model, open_model, read_pairs
+from attention_lens.model.cli.common import add_model, open_model, read_pairs
 
 
 def run(args: argparse.Namespace) -> int:
-    from model.analysis.ablation import rank_heads
-    from model.analysis.head_roles import head_roles
+    from attention_lens.model.analysis.ablation import rank_heads
+    from attention_lens.model.analysis.head_roles import head_roles
 
     rows = read_pairs(args.data, args.limit or 0)
     engine = open_model(args)

@@ -6,14 +6,14 @@ import argparse
 import json
 import sys
 
-from model.cli.common import add_bug_switches, add_model, bug_names, open_model
+from attention_lens.model.cli.common import add_bug_switches, add_model, bug_names, open_model
 
 BUG_WORDS = {"mask_after_softmax": "mask after the softmax", "swap_cross": "cross-attention arguments swapped",
              "unscaled": "no 1/sqrt(d_k) scaling"}
 
 
 def run(args: argparse.Namespace) -> int:
-    from model.analysis.probe import probe
+    from attention_lens.model.analysis.probe import probe
 
     engine = open_model(args)
     result = probe(engine, args.text, args.target, causal=not args.no_causal_mask, shift=not args.no_shift,

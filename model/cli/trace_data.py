@@ -10,8 +10,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from model.corpora.example import parse_line
-from model.engine import DecodeOptions, Engine, ModelInputError
+from attention_lens.model.corpora.example import parse_line
+from attention_lens.model.engine import DecodeOptions, Engine, ModelInputError
 
 FAILED = 1
 # tqdm's default bar with the time left spelled out: "tracing  40%|####  | 80/200 [00:02 elapsed, 00:03 left, ...]".

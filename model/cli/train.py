@@ -11,13 +11,13 @@ from pathlib import Path
 def load_rows(args: argparse.Namespace) -> tuple[dict, dict]:
     """The splits to train on, and what the card should say about them."""
     if args.data:
-        from model.corpora import read_tsv
-        from model.corpora.grouped_split import split_by_sentence
+        from attention_lens.model.corpora import read_tsv
+        from attention_lens.model.corpora.grouped_split import split_by_sentence
 
         rows = [(e.source, e.target) for e in read_tsv(Path(args.data))]
         name = Path(args.data).name.removesuffix(".gz").removesuffix(".tsv")
         return split_by_sentence(rows, args.seed), {"pair": name, "data": str(args.data)}
-    from model.corpora import generate
+    from attention_lens.model.corpora import generate
 
     splits = generate(args.pair, seed=args.corpus_seed, n_train=args.train_pairs)
     return ({k: [(e.source, e.target) for e in v] for k, v in splits.items()},
@@ -25,7 +25,7 @@ def load_rows(args: argparse.Namespace) -> tuple[dict, dict]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from model.training.train import TrainConfig, train
+    from attention_lens.model.training.train import TrainConfig, train
 
     asked = {"d_model": args.d_model, "n_heads": args.heads, "n_encoder_layers": args.layers,
              "n_decoder_layers": args.layers, "dropout": args.dropout,

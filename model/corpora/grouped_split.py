@@ -79,7 +79,7 @@ PROJECT = Path(__file__).resolve().parents[2]
 def held_out_split(data: str, seed: int) -> dict[str, tuple[Pair, ...]]:
     """The split `train --data FILE --seed S` made (a path relative to the project, as cards record it, or
     absolute); for pages and analyses that measure a model on its own test sentences."""
-    from model.corpora.example import read_tsv
+    from attention_lens.model.corpora.example import read_tsv
 
     path = Path(data) if Path(data).is_absolute() else PROJECT / data
     rows = [(e.source, e.target) for e in read_tsv(path)]

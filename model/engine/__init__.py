@@ -18,11 +18,11 @@
 - `loader`: `load_engine(folder or hub id)`, which picks the family.
 """
 
-from model.engine.contract import Engine
-from model.engine.errors import CheckpointError, ModelInputError
-from model.engine.loader import load_engine
-from model.engine.runs import DecodeOptions, RawRun, Stepper
-from model.engine.trace import Step, Trace
+from attention_lens.model.engine.contract import Engine
+from attention_lens.model.engine.errors import CheckpointError, ModelInputError
+from attention_lens.model.engine.loader import load_engine
+from attention_lens.model.engine.runs import DecodeOptions, RawRun, Stepper
+from attention_lens.model.engine.trace import Step, Trace
 
 __all__ = ["CheckpointError", "DecodeOptions", "Engine", "ModelInputError", "RawRun", "Step", "Stepper", "Trace",
            "load_engine"]

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-
-from model.engine.runs import DecodeOptions, Decoder, RawRun
-from model.engine.tensors import to_numpy
+from attention_lens.model.engine.runs import DecodeOptions, Decoder, RawRun
+from attention_lens.model.engine.tensors import to_numpy
 
 
 @torch.inference_mode()

@@ -40,20 +40,19 @@ from dataclasses import replace
 from typing import Any
 
 import torch
-
-from model.engine.beam import beam_search
-from model.engine.contributions import contributions
-from model.engine.decode import decode_batch
-from model.engine.errors import ModelInputError
-from model.engine.gradients import EmbeddedRun
-from model.engine.heads import expand, keep_masks
-from model.engine.lens import lens
-from model.engine.runs import ContributionParts, DecodeOptions, RawRun, Stepper
-from model.engine.saliency import saliency
-from model.engine.tensors import to_numpy
-from model.engine.text import unknown_words_warning
-from model.engine.to_trace import to_trace
-from model.engine.trace import Trace
+from attention_lens.model.engine.beam import beam_search
+from attention_lens.model.engine.contributions import contributions
+from attention_lens.model.engine.decode import decode_batch
+from attention_lens.model.engine.errors import ModelInputError
+from attention_lens.model.engine.gradients import EmbeddedRun
+from attention_lens.model.engine.heads import expand, keep_masks
+from attention_lens.model.engine.lens import lens
+from attention_lens.model.engine.runs import ContributionParts, DecodeOptions, RawRun, Stepper
+from attention_lens.model.engine.saliency import saliency
+from attention_lens.model.engine.tensors import to_numpy
+from attention_lens.model.engine.text import unknown_words_warning
+from attention_lens.model.engine.to_trace import to_trace
+from attention_lens.model.engine.trace import Trace
 
 
 class Engine(ABC):

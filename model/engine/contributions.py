@@ -20,8 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-
-from model.engine.runs import ContributionParts, RawRun
+from attention_lens.model.engine.runs import ContributionParts, RawRun
 
 METHOD = ("norm-weighted attention alpha*||v W_O^h|| (Kobayashi et al. 2020); attention rollout with the "
           "residual, 0.5A+0.5I (Abnar & Zuidema 2020), cross composed with the encoder rollout; source share: "

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 import torch
-
-from model.engine.runs import DecodeOptions, Decoder, RawRun
-from model.engine.tensors import to_numpy
+from attention_lens.model.engine.runs import DecodeOptions, Decoder, RawRun
+from attention_lens.model.engine.tensors import to_numpy
 
 
 def choose_next(logits: torch.Tensor, options: DecodeOptions, gen: torch.Generator) -> torch.Tensor:

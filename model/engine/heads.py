@@ -4,8 +4,7 @@ masks that switch them off (ablation: the head's output is set to zero before W_
 from __future__ import annotations
 
 import torch
-
-from model.engine.errors import ModelInputError
+from attention_lens.model.engine.errors import ModelInputError
 
 # The kind codes of head names and links, in the order heads are listed: code -> the Trace's attention kind.
 KIND_CODES = {"enc": "encoder_self_attention", "dec": "decoder_self_attention", "cross": "cross_attention"}

@@ -18,8 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-
-from model.engine.tensors import softmax
+from attention_lens.model.engine.tensors import softmax
 
 
 def first_top_layer(ranks: list[int]) -> int | None:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from model.engine.contract import Engine
-from model.engine.errors import CheckpointError
-from model.engine.safety import check_folder
+from attention_lens.model.engine.contract import Engine
+from attention_lens.model.engine.errors import CheckpointError
+from attention_lens.model.engine.safety import check_folder
 
 
 def load_engine(spec: str | Path, allow_hub: bool = False) -> Engine:
@@ -27,21 +27,21 @@ def _load(spec: str | Path, allow_hub: bool) -> Engine:
     path = Path(spec)
     if path.is_dir():
         check_folder(path)
-        from model.builtin.checkpoint import is_builtin_checkpoint
+        from attention_lens.model.builtin.checkpoint import is_builtin_checkpoint
 
         if is_builtin_checkpoint(path):
-            from model.builtin.engine import BuiltinEngine
+            from attention_lens.model.builtin.engine import BuiltinEngine
 
             return BuiltinEngine.load(path)
         if (path / "config.json").is_file():
-            from model.hf.engine import HFEngine
+            from attention_lens.model.hf.engine import HFEngine
 
             return HFEngine.load(str(path))
         raise CheckpointError(f"{path} is not a model folder: it has no config.json")
     if path.exists():
         raise CheckpointError(f"{path} is a file; a model is a folder")
     if allow_hub and "/" in str(spec) and not str(spec).startswith((".", "/")):
-        from model.hf.engine import HFEngine
+        from attention_lens.model.hf.engine import HFEngine
 
         return HFEngine.load(str(spec), allow_hub=True)
     raise CheckpointError(f"{spec}: no such model folder")

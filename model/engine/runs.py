@@ -10,10 +10,9 @@ from typing import Any, Protocol
 
 import numpy as np
 import torch
-
-from model.engine.bugs import BUGS
-from model.engine.heads import check_spec
-from model.engine.trace import MODES
+from attention_lens.model.engine.bugs import BUGS
+from attention_lens.model.engine.heads import check_spec
+from attention_lens.model.engine.trace import MODES
 
 
 @dataclass(frozen=True)

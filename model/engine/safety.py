@@ -24,8 +24,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
-
-from model.engine.errors import CheckpointError, refuse_pickles
+from attention_lens.model.engine.errors import CheckpointError, refuse_pickles
 
 ENV_MAX_MB = "LENS_MAX_MODEL_MB"
 DEFAULT_MAX_MB = 2048

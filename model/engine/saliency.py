@@ -45,7 +45,7 @@ import numpy as np
 import torch
 
 if TYPE_CHECKING:  # annotations only: model.engine imports this module
-    from model.engine.gradients import EmbeddedRun
+    from attention_lens.model.engine.gradients import EmbeddedRun
 
 METHOD = "integrated gradients (Sundararajan et al. 2017) and input x gradient, on the chosen token's logit"
 BASELINE = "the model's padding embedding in every position"

@@ -6,14 +6,13 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-
-from model.engine.bugs import BUGS
-from model.engine.runs import DecodeOptions, RawRun
-from model.engine.tensors import softmax
-from model.engine.trace import Step, Trace
+from attention_lens.model.engine.bugs import BUGS
+from attention_lens.model.engine.runs import DecodeOptions, RawRun
+from attention_lens.model.engine.tensors import softmax
+from attention_lens.model.engine.trace import Step, Trace
 
 if TYPE_CHECKING:
-    from model.engine.contract import Engine
+    from attention_lens.model.engine.contract import Engine
 
 
 def to_trace(engine: Engine, run: RawRun, options: DecodeOptions, normalised: str, warnings: list[str],

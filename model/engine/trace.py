@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from model.engine.lens import check as check_lens
-from model.engine.saliency import check as check_saliency
+from attention_lens.model.engine.lens import check as check_lens
+from attention_lens.model.engine.saliency import check as check_saliency
 
 VERSION = 1
 KINDS = ("encoder_self_attention", "decoder_self_attention", "cross_attention")

@@ -24,10 +24,9 @@ from contextvars import ContextVar
 from typing import Any
 
 import torch
-
-from model.engine.errors import ModelInputError
-from model.engine.heads import KIND_CODES
-from model.hf.contributions import attention_sites
+from attention_lens.model.engine.errors import ModelInputError
+from attention_lens.model.engine.heads import KIND_CODES
+from attention_lens.model.hf.contributions import attention_sites
 
 MARK = "_attention_lens_ablation_hooks"  # set on a model whose output projections carry the pre-hook
 # The calling thread's plan: output projection module -> (h * d_k,) 1.0 / 0.0 per input feature; None: nothing off.

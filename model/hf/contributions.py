@@ -12,13 +12,12 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-
-from model.engine.errors import ModelInputError
-from model.engine.heads import KIND_CODES, head_output_norms
-from model.engine.masks import full_mask
-from model.engine.runs import ContributionParts, RawRun
-from model.engine.tensors import to_numpy
-from model.hf.probes import additive_mask
+from attention_lens.model.engine.errors import ModelInputError
+from attention_lens.model.engine.heads import KIND_CODES, head_output_norms
+from attention_lens.model.engine.masks import full_mask
+from attention_lens.model.engine.runs import ContributionParts, RawRun
+from attention_lens.model.engine.tensors import to_numpy
+from attention_lens.model.hf.probes import additive_mask
 
 POST_LN = ("marian", "bart")  # the attention reads the residual stream itself
 PRE_LN = ("mbart", "pegasus", "m2m_100")  # the attention reads its LayerNorm of the residual stream

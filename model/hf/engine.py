@@ -17,19 +17,18 @@ from typing import Any
 
 import numpy as np
 import torch
-
-from model.engine.contract import Engine
-from model.engine.errors import CheckpointError
-from model.engine.gradients import EmbeddedRun
-from model.engine.masks import full_mask
-from model.engine.runs import ContributionParts, DecodeOptions, RawRun, Stepper
-from model.engine.tensors import pad_batch, to_numpy
-from model.engine.text import MAX_INPUT_CHARS, clean
-from model.hf import lens
-from model.hf.ablation import ablating, install
-from model.hf.contributions import contribution_parts, parts_of
-from model.hf.load import load_folder
-from model.hf.probes import forward, probe_structure
+from attention_lens.model.engine.contract import Engine
+from attention_lens.model.engine.errors import CheckpointError
+from attention_lens.model.engine.gradients import EmbeddedRun
+from attention_lens.model.engine.masks import full_mask
+from attention_lens.model.engine.runs import ContributionParts, DecodeOptions, RawRun, Stepper
+from attention_lens.model.engine.tensors import pad_batch, to_numpy
+from attention_lens.model.engine.text import MAX_INPUT_CHARS, clean
+from attention_lens.model.hf import lens
+from attention_lens.model.hf.ablation import ablating, install
+from attention_lens.model.hf.contributions import contribution_parts, parts_of
+from attention_lens.model.hf.load import load_folder
+from attention_lens.model.hf.probes import forward, probe_structure
 
 # Why the three bug switches cannot be arguments here: each lives inside the library's attention modules
 # (the eager softmax and its `scaling` attribute, the decoder layer's call of its cross-attention); changing

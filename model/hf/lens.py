@@ -18,13 +18,12 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-
-from model.engine.errors import ModelInputError
-from model.engine.gradients import EmbeddedRun
-from model.engine.masks import full_mask
-from model.engine.runs import RawRun
-from model.hf.ablation import ablating
-from model.hf.probes import additive_mask
+from attention_lens.model.engine.errors import ModelInputError
+from attention_lens.model.engine.gradients import EmbeddedRun
+from attention_lens.model.engine.masks import full_mask
+from attention_lens.model.engine.runs import RawRun
+from attention_lens.model.hf.ablation import ablating
+from attention_lens.model.hf.probes import additive_mask
 
 AGREE = 1e-4  # largest logit difference accepted between the lens's last layer and the model's own logits
 

@@ -11,11 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from attention_lens.model.engine.errors import CheckpointError
+from attention_lens.model.engine.safety import check_folder
+from attention_lens.model.hf.weights import check_weights
 from safetensors import SafetensorError
-
-from model.engine.errors import CheckpointError
-from model.engine.safety import check_folder
-from model.hf.weights import check_weights
 
 # Files of which at least one must be present for AutoTokenizer to build the model's own tokenizer.
 TOKENIZER_FILES = ("tokenizer.json", "spiece.model", "source.spm", "sentencepiece.bpe.model", "vocab.json",

@@ -7,9 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-
-from model.engine.errors import CheckpointError
-from model.engine.masks import causal_mask
+from attention_lens.model.engine.errors import CheckpointError
+from attention_lens.model.engine.masks import causal_mask
 
 SHIFT_NOTE = "Without the shift the decoder reads the labels themselves (decoder_input_ids = labels)."
 

@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
-
-from model.engine.errors import CheckpointError
-from model.engine.safety import check_layers, check_size, compare, module_shapes, read_header
+from attention_lens.model.engine.errors import CheckpointError
+from attention_lens.model.engine.safety import check_layers, check_size, compare, module_shapes, read_header
 
 INDEX = "model.safetensors.index.json"
 

@@ -17,21 +17,20 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from attention_lens.model.analysis.card_pages import card_pages
+from attention_lens.model.analysis.scores import evaluate, rounded, text_scores, translate_all
+from attention_lens.model.builtin.batch import decoder_inputs
+from attention_lens.model.builtin.checkpoint import LOG, Checkpoint, load_checkpoint, save_checkpoint
+from attention_lens.model.builtin.config import ARCHITECTURE, ModelConfig
+from attention_lens.model.builtin.engine import BuiltinEngine
+from attention_lens.model.builtin.tokenizer import train_tokenizer
+from attention_lens.model.builtin.transformer import Transformer
+from attention_lens.model.builtin.word_counts import count_words
+from attention_lens.model.corpora import PAIRS
+from attention_lens.model.engine.masks import decoder_self_mask
+from attention_lens.model.engine.tensors import pad_batch
 from torch import nn
 from tqdm import tqdm
-
-from model.analysis.card_pages import card_pages
-from model.analysis.scores import evaluate, rounded, text_scores, translate_all
-from model.builtin.batch import decoder_inputs
-from model.builtin.checkpoint import LOG, Checkpoint, load_checkpoint, save_checkpoint
-from model.builtin.config import ARCHITECTURE, ModelConfig
-from model.builtin.engine import BuiltinEngine
-from model.builtin.tokenizer import train_tokenizer
-from model.builtin.transformer import Transformer
-from model.builtin.word_counts import count_words
-from model.corpora import PAIRS
-from model.engine.masks import decoder_self_mask
-from model.engine.tensors import pad_batch
 
 VARIANTS = {"healthy": (True, True), "no-causal-mask": (False, True), "no-shift": (True, False),
             "no-scaling": (True, True)}  # (causal, shift)

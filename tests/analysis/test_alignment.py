@@ -7,8 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from model.analysis.alignment import (
+from attention_lens.model.analysis.alignment import (
     Counts,
     Gold,
     Method,
@@ -24,8 +23,9 @@ from model.analysis.alignment import (
     word_attention,
     word_groups,
 )
-from model.cli import main
-from model.corpora import Example, read_tsv
+from attention_lens.model.cli import main
+from attention_lens.model.corpora import Example, read_tsv
+
 from tests.fixtures.checkpoints import SOURCES, TARGETS, shipped_checkpoint
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -228,7 +228,8 @@ def test_align_cli_reports_bad_gold(tiny_ckpt, tmp_path, capsys):
 
 
 def test_align_on_a_tiny_hugging_face_model(tmp_path):
-    from model.hf.engine import HFEngine
+    from attention_lens.model.hf.engine import HFEngine
+
     from tests.fixtures.hf_tiny import SENTENCES, build_bart, build_marian
 
     pairs = [(SENTENCES[i], SENTENCES[i + 5]) for i in range(5)]
@@ -249,8 +250,8 @@ def test_align_on_a_tiny_hugging_face_model(tmp_path):
 @pytest.mark.parametrize("pair", ["en-fr", "de-en"])
 def test_shipped_model_aligns_within_ten_percent_aer(pair):
     folder = shipped_checkpoint(pair)
-    from model.corpora import generate
-    from model.engine.loader import load_engine
+    from attention_lens.model.corpora import generate
+    from attention_lens.model.engine.loader import load_engine
 
     rows = read_tsv(ROOT / "assets" / "data" / f"{pair}.test.tsv")[:200]
     valid = generate(pair, n_train=0)["valid"][:200]  # the method is chosen here, not on the test sentences
@@ -262,8 +263,8 @@ def test_shipped_model_aligns_within_ten_percent_aer(pair):
 
 
 def test_trace_and_batched_corpus_paths_agree(tiny_engine):
-    from model.analysis.alignment import align_corpus, engine_specials, trace_word_attention
-    from model.engine import DecodeOptions
+    from attention_lens.model.analysis.alignment import align_corpus, engine_specials, trace_word_attention
+    from attention_lens.model.engine import DecodeOptions
 
     rows = [Example(s, t, "") for s, t in zip(SOURCES, TARGETS)]
     batched = list(align_corpus(tiny_engine, rows, batch_size=4, progress=False))

@@ -6,11 +6,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-
-from model.analysis.alignment import Method, extract, links_of, run_alignment, trace_word_attention
-from model.analysis.alignment.methods import weights_of
-from model.corpora import read_tsv
-from model.engine import DecodeOptions
+from attention_lens.model.analysis.alignment import Method, extract, links_of, run_alignment, trace_word_attention
+from attention_lens.model.analysis.alignment.methods import weights_of
+from attention_lens.model.corpora import read_tsv
+from attention_lens.model.engine import DecodeOptions
 
 
 @pytest.mark.parametrize("name, weights", [("argmax-plain-mean", "raw"), ("union-plain-mean-norm", "norm"),

@@ -4,9 +4,8 @@ free-running rows are equal up to the first step where the prefixes differ, and 
 from __future__ import annotations
 
 import numpy as np
-
-from model.analysis.exposure import side_by_side
-from model.engine import DecodeOptions
+from attention_lens.model.analysis.exposure import side_by_side
+from attention_lens.model.engine import DecodeOptions
 
 SOURCE = "the black cat sat on the mat ."
 

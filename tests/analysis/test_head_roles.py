@@ -8,11 +8,10 @@ import json
 
 import numpy as np
 import pytest
-
-from model.analysis.alignment.links import parse_pharaoh
-from model.analysis.head_roles import ROLE_RULE, head_roles, is_punctuation, role, roles_of, tally_traces
-from model.corpora import Example
-from model.engine.trace import Step, Trace
+from attention_lens.model.analysis.alignment.links import parse_pharaoh
+from attention_lens.model.analysis.head_roles import ROLE_RULE, head_roles, is_punctuation, role, roles_of, tally_traces
+from attention_lens.model.corpora import Example
+from attention_lens.model.engine.trace import Step, Trace
 
 SOURCE = ("▁the", "▁black", "▁cat", "▁sat", "▁.", "</s>")
 TARGET = ("▁le", "▁chat", "▁noir", "▁s'", "▁assit", "▁.", "</s>")
@@ -115,7 +114,7 @@ def test_roles_over_a_corpus_with_an_engine(tiny_engine):
 
 
 def test_heads_json_lists_every_heads_role(tiny_ckpt, tmp_path, capsys):
-    from model.cli import main
+    from attention_lens.model.cli import main
 
     data = tmp_path / "pairs.tsv"
     data.write_text("the cat sat .\tle chat s' assit .\t0-0 1-1 2-2 2-3 3-4\n"
@@ -131,8 +130,9 @@ def test_heads_json_lists_every_heads_role(tiny_ckpt, tmp_path, capsys):
 def test_on_the_shipped_en_fr_the_upper_cross_attention_heads_align():
     """80 test pairs with gold links: the cross-attention heads of layers 2-3 mostly follow the gold word the
     row predicts, those of layer 1 none (README, "Why this token")."""
-    from model.corpora import read_tsv
-    from model.engine.loader import load_engine
+    from attention_lens.model.corpora import read_tsv
+    from attention_lens.model.engine.loader import load_engine
+
     from tests.fixtures.checkpoints import ROOT
 
     result = head_roles(load_engine(ROOT / "checkpoints" / "en-fr"), read_tsv(ROOT / "assets" / "data" /

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from attention_lens.model.analysis.kv_cache import Dims, expected_rows, generation_macs, measure_step, step_macs
+from attention_lens.model.engine import DecodeOptions
+from attention_lens.model.engine.loader import load_engine
 
-from model.analysis.kv_cache import Dims, expected_rows, generation_macs, measure_step, step_macs
-from model.engine import DecodeOptions
-from model.engine.loader import load_engine
 from tests.fixtures import hf_tiny
 
 SOURCE = "the black cat sat on the mat ."

@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 
 import numpy as np
+from attention_lens.model.analysis.leakage import future_mass, measure, repetition, sample_report
+from attention_lens.model.engine import DecodeOptions
+from attention_lens.model.engine.trace import Step, Trace
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from model.analysis.leakage import future_mass, measure, repetition, sample_report
-from model.engine import DecodeOptions
-from model.engine.trace import Step, Trace
 
 TARGET = ("le", "chat", "s'", "assit", "</s>")
 SHIFTED = ("<s>", "le", "chat", "s'", "assit")

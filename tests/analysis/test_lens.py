@@ -8,11 +8,11 @@ import math
 
 import numpy as np
 import pytest
+from attention_lens.model.builtin.engine import BuiltinEngine
+from attention_lens.model.cli import main
+from attention_lens.model.engine import DecodeOptions, ModelInputError
+from attention_lens.model.engine.lens import first_top_layer, lens
 
-from model.builtin.engine import BuiltinEngine
-from model.cli import main
-from model.engine import DecodeOptions, ModelInputError
-from model.engine.lens import first_top_layer, lens
 from tests.fixtures.checkpoints import ROOT
 
 SHIPPED = ROOT / "checkpoints" / "en-fr"

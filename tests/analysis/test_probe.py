@@ -7,13 +7,13 @@ import json
 
 import numpy as np
 import pytest
+from attention_lens.model.analysis.leakage import sample_report
+from attention_lens.model.analysis.probe import LEAK_THRESHOLD, probe, replacement_ids
+from attention_lens.model.cli import main
+from attention_lens.model.corpora import first_test_examples
+from attention_lens.model.engine import DecodeOptions, Engine, ModelInputError
+from attention_lens.model.engine.loader import load_engine
 
-from model.analysis.leakage import sample_report
-from model.analysis.probe import LEAK_THRESHOLD, probe, replacement_ids
-from model.cli import main
-from model.corpora import first_test_examples
-from model.engine import DecodeOptions, Engine, ModelInputError
-from model.engine.loader import load_engine
 from tests.fixtures.checkpoints import shipped_checkpoint
 
 TEXT = "the black cat sat on the mat ."

@@ -9,12 +9,12 @@ import json
 
 import numpy as np
 import pytest
+from attention_lens.model.builtin.engine import BuiltinEngine
+from attention_lens.model.cli import main
+from attention_lens.model.engine import DecodeOptions
+from attention_lens.model.engine.loader import load_engine
+from attention_lens.model.engine.saliency import MAX_INTERVALS, START, TOLERANCE, evaluate, spearman
 
-from model.builtin.engine import BuiltinEngine
-from model.cli import main
-from model.engine import DecodeOptions
-from model.engine.loader import load_engine
-from model.engine.saliency import MAX_INTERVALS, START, TOLERANCE, evaluate, spearman
 from tests.fixtures import hf_tiny
 from tests.fixtures.checkpoints import ROOT
 

@@ -7,9 +7,9 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
+from attention_lens.app.render import alignment_svg as svg
+from attention_lens.app.render import figures
 
-from app.render import alignment_svg as svg
-from app.render import figures
 from tests.fixtures.drawings import NS, texts, tooltips
 
 SRC, TGT = ["the", "<cat>", "sat"], ["le", "chat"]

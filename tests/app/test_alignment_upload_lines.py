@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from app.screens.alignment_upload import by_file_line
-from model.analysis.alignment import Method, align_upload, parse_pharaoh, parse_tsv
-from model.analysis.alignment.uploads import word_map
+from attention_lens.app.screens.alignment_upload import by_file_line
+from attention_lens.model.analysis.alignment import Method, align_upload, parse_pharaoh, parse_tsv
+from attention_lens.model.analysis.alignment.uploads import word_map
+
 from tests.fixtures.apptest import ALIGNMENT, page_on, upload
 from tests.fixtures.checkpoints import SOURCES, TARGETS
 

@@ -63,7 +63,7 @@ def test_step_controls_change_the_visible_step(app):
 
 
 def test_step_click_does_not_decode_again(app, monkeypatch):
-    from model.builtin.engine import BuiltinEngine
+    from attention_lens.model.builtin.engine import BuiltinEngine
 
     def refuse(*args, **kwargs):
         raise AssertionError("a step click re-ran the model")

@@ -10,9 +10,9 @@ import json
 from pathlib import Path
 
 import pytest
+from attention_lens.model.analysis.alignment import parse_tsv
 from streamlit.testing.v1 import AppTest
 
-from model.analysis.alignment import parse_tsv
 from tests.fixtures.apptest import ALIGNMENT, page_on, upload
 from tests.fixtures.checkpoints import SOURCES, TARGETS, build_tiny_checkpoint
 from tests.fixtures.drawings import drawings, texts
@@ -80,8 +80,8 @@ def test_a_malformed_file_names_its_bad_lines_and_nothing_else_breaks(app):
 
 
 def test_pharaoh_export_is_one_line_per_sentence(model):
-    from model.analysis.alignment import align_upload, parse_pharaoh
-    from model.engine.loader import load_engine
+    from attention_lens.model.analysis.alignment import align_upload, parse_pharaoh
+    from attention_lens.model.engine.loader import load_engine
 
     examples, problems = parse_tsv(WITH_GOLD)
     assert not problems

@@ -7,11 +7,11 @@ import os
 
 import numpy as np
 import pytest
+from attention_lens.model.analysis.compare import difference, picture
+from attention_lens.model.builtin.engine import BuiltinEngine
+from attention_lens.model.engine import DecodeOptions
 from streamlit.testing.v1 import AppTest
 
-from model.analysis.compare import difference, picture
-from model.builtin.engine import BuiltinEngine
-from model.engine import DecodeOptions
 from tests.fixtures.apptest import ENTRY, array, figure
 from tests.fixtures.checkpoints import build_tiny_checkpoint
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from attention_lens.app.screens.explore_analysis import K_ABLATED
+from attention_lens.model.engine import DecodeOptions
 from streamlit.testing.v1 import AppTest
 
-from app.screens.explore_analysis import K_ABLATED
-from model.engine import DecodeOptions
 from tests.fixtures.apptest import CAT, array, explore_on, figure, heat_shapes, panels
 
 

@@ -4,12 +4,12 @@ roles model.analysis.head_roles names over the same test pairs, and the rule sta
 from __future__ import annotations
 
 import pytest
+from attention_lens.app import state
+from attention_lens.app.render.roles import roles_html
+from attention_lens.model.analysis.head_roles import ROLE_RULE, head_roles
+from attention_lens.model.corpora import first_test_examples
 from streamlit.testing.v1 import AppTest
 
-from app import state
-from app.render.roles import roles_html
-from model.analysis.head_roles import ROLE_RULE, head_roles
-from model.corpora import first_test_examples
 from tests.fixtures.apptest import ENTRY
 
 

@@ -93,8 +93,7 @@ def test_broken_view_says_when_the_shipped_models_are_missing(trio, monkeypatch)
 
 def test_figure_builders_check_their_inputs():
     import numpy as np
-
-    from app.render import leakage as lf
+    from attention_lens.app.render import leakage as lf
 
     fig = lf.head_heatmap(np.array([[0.1, np.nan]]), "t")
     assert list(fig.data[0].text[0]) == ["0.10", ""]
@@ -110,7 +109,7 @@ def test_figure_builders_check_their_inputs():
 
 
 def test_unsupported_switch_is_disabled_with_the_engines_reason(trio, monkeypatch):
-    from model.builtin.engine import BuiltinEngine
+    from attention_lens.model.builtin.engine import BuiltinEngine
 
     monkeypatch.setattr(BuiltinEngine, "supports_causal_switch", False, raising=False)
     monkeypatch.setattr(BuiltinEngine, "switch_notes", {"causal": "this family ignores custom masks"}, raising=False)

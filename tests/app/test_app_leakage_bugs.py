@@ -61,9 +61,9 @@ def test_unscaled_entropy_drops(app):
 
 
 def test_training_vs_inference_names_the_parting_step(folder, monkeypatch):
-    from model.analysis.exposure import side_by_side
-    from model.builtin.engine import BuiltinEngine
-    from model.engine import DecodeOptions
+    from attention_lens.model.analysis.exposure import side_by_side
+    from attention_lens.model.builtin.engine import BuiltinEngine
+    from attention_lens.model.engine import DecodeOptions
 
     engine = BuiltinEngine.load(folder)
     greedy = engine.trace(SOURCE, options=DecodeOptions())

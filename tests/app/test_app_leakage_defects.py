@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 
 import streamlit as st
+from attention_lens.app import registry
 from streamlit.testing.v1 import AppTest
-
-from app import registry
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "app" / "screens" / "leakage_lab.py")

@@ -9,9 +9,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from attention_lens.app import registry
 from streamlit.testing.v1 import AppTest
 
-from app import registry
 from tests.fixtures.apptest import operator_configuration
 from tests.fixtures.checkpoints import build_tiny_checkpoint
 

@@ -6,8 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-
-from app import registry
+from attention_lens.app import registry
 
 APP = Path(__file__).resolve().parents[2] / "app"
 
@@ -57,7 +56,7 @@ def test_paths_are_not_keys(crafted, monkeypatch):
 
 
 def test_engine_loader_refuses_unknown_keys(monkeypatch):
-    from app import services
+    from attention_lens.app import services
 
     monkeypatch.setenv(registry.ENV_DIRS, "")
     with pytest.raises(services.CheckpointError, match="not one of the models"):

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 import streamlit as st
+from attention_lens.app import registry
+from attention_lens.app.screens.vocabulary import with_word
 from streamlit.testing.v1 import AppTest
-
-from app import registry
-from app.screens.vocabulary import with_word
 
 APP = Path(__file__).resolve().parents[2] / "app"
 ENTRY, LEAK = str(APP / "streamlit_app.py"), str(APP / "screens" / "leakage_lab.py")

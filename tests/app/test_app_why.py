@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from attention_lens.app import state
+from attention_lens.app.render import why
+from attention_lens.app.screens.explore_why import K_LENS, K_SALIENCY
+from attention_lens.model.engine import DecodeOptions
 from streamlit.testing.v1 import AppTest
 
-from app import state
-from app.render import why
-from app.screens.explore_why import K_LENS, K_SALIENCY
-from model.engine import DecodeOptions
 from tests.fixtures.apptest import CAT, array, explore_on, figure
 
 
@@ -40,7 +40,7 @@ def test_lens_and_saliency_at_the_step(app, tiny_engine):
 
 
 def test_saliency_csv_export(tiny_engine):
-    from app import exports
+    from attention_lens.app import exports
 
     trace = tiny_engine.trace(CAT, options=DecodeOptions(saliency=True, max_len=3))
     frame = exports.saliency_frame(trace)

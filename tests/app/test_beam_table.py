@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 
 import pytest
+from attention_lens.app.render.beams import beam_rows
+from attention_lens.model.engine import DecodeOptions, load_engine
 
-from app.render.beams import beam_rows
-from model.engine import DecodeOptions, load_engine
 from tests.fixtures.checkpoints import shipped_checkpoint
 
 SOURCE = "the black cat sat on the mat ."

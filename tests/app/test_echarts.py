@@ -7,10 +7,10 @@ import json
 
 import numpy as np
 import pytest
+from attention_lens.app.render import echarts, figures, views
+from attention_lens.app.screens import explore_controls as ctl
+from attention_lens.model.engine import DecodeOptions
 
-from app.render import echarts, figures, views
-from app.screens import explore_controls as ctl
-from model.engine import DecodeOptions
 from tests.fixtures.apptest import panels
 
 CAT = "the cat sat ."

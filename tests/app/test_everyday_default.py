@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from attention_lens.app import registry, services
+from attention_lens.model.builtin.engine import BuiltinEngine
 from streamlit.testing.v1 import AppTest
-
-from app import registry, services
-from model.builtin.engine import BuiltinEngine
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTRY = str(ROOT / "app" / "streamlit_app.py")

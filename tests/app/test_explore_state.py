@@ -43,7 +43,7 @@ def test_a_link_sets_the_page_and_bad_parameters_fall_back(app):
 
 
 def test_bank_preset_opens_on_the_head_where_bank_reads_river():
-    from model.engine import load_engine
+    from attention_lens.model.engine import load_engine
 
     presets = {p["id"]: p for p in json.loads((ROOT / "assets" / "presets.json").read_text())["presets"]}
     hint = presets["bank-river"]["view"]

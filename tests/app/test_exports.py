@@ -10,10 +10,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-
-from app import exports
-from model.engine import DecodeOptions
-from model.engine.trace import Trace
+from attention_lens.app import exports
+from attention_lens.model.engine import DecodeOptions
+from attention_lens.model.engine.trace import Trace
 
 APP = Path(__file__).resolve().parents[2] / "app"
 

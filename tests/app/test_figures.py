@@ -6,9 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from app.render import bars, figures, views
-from model.engine import DecodeOptions
+from attention_lens.app.render import bars, figures, views
+from attention_lens.model.engine import DecodeOptions
 
 APP = Path(__file__).resolve().parents[2] / "app"
 
@@ -203,7 +202,7 @@ def test_topk_bars_mark_the_chosen_and_the_reference_and_escape_tokens():
 
 
 def test_head_aer_table_colours_low_aer_dark_and_marks_unscored_heads():
-    from app.render import alignment as af
+    from attention_lens.app.render import alignment as af
 
     out = af.head_aer_html(np.array([[0.05, 0.9, np.nan], [0.5, 0.0, 1.0]]), title="AER per head · argmax")
     cells = out.split("<td ")[1:]
@@ -218,8 +217,7 @@ def test_head_aer_table_colours_low_aer_dark_and_marks_unscored_heads():
 
 def test_ranking_table_is_escaped_html_with_numbers_right_aligned_and_scrolling():
     import pandas as pd
-
-    from app.render import alignment as af
+    from attention_lens.app.render import alignment as af
 
     table = pd.DataFrame({"matrix": ["layer 1 · head <2>", "mean"], "method": ["argmax-plain-L1H2", "union-plain-mean"],
                           "AER": [0.12345, float("nan")], "precision": [0.5, 0.25], "recall": [1.0, 0.0]})
@@ -232,7 +230,7 @@ def test_ranking_table_is_escaped_html_with_numbers_right_aligned_and_scrolling(
 
 
 def test_scores_are_html_figures_with_tooltips_and_escaped_text():
-    from app.render import alignment as af
+    from attention_lens.app.render import alignment as af
 
     out = af.scores_html([("AER", "0.12", "0 is <best>"), ("Recall", "90%", "sure links found")])
     assert out.count("<b>") == 2 and "<span>AER</span><b>0.12</b>" in out and "<b>90%</b>" in out

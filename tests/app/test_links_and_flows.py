@@ -4,9 +4,9 @@ token, Heads -> Explore) and links that keep everything on the page (reading, fo
 from __future__ import annotations
 
 import pytest
+from attention_lens.model.engine import DecodeOptions, load_engine
 from streamlit.testing.v1 import AppTest
 
-from model.engine import DecodeOptions, load_engine
 from tests.fixtures.apptest import ENTRY, shipped_app
 from tests.fixtures.checkpoints import shipped_checkpoint
 

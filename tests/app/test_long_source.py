@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from attention_lens.app import state
 from streamlit.testing.v1 import AppTest
-
-from app import state
 
 APP = Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py"
 LONG = ("the black cat that the small dog chased sat on the mat near the bank of the river because the old king "

@@ -75,7 +75,7 @@ def test_heads_ranks_on_an_uploaded_file_and_names_its_pairs(app):
     at = app.switch_page("screens/heads.py").run()
     at.segmented_control(key="heads_data").set_value("file").run()
     # AppTest has no file upload: the page's parse and ranking of a file's pairs are the services it calls
-    from app import services
+    from attention_lens.app import services
 
     pairs = (("the cat sat .", "le chat s' assit ."), ("the dog ran .", "le chien courut ."))
     result = services.head_ranking_on("en-fr", pairs)

@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from app.render import echarts, figures, views
-from app.screens.explore_controls import PRESENT_PX, present_fonts
-from model.engine import DecodeOptions
+from attention_lens.app.render import echarts, figures, views
+from attention_lens.app.screens.explore_controls import PRESENT_PX, present_fonts
+from attention_lens.model.engine import DecodeOptions
 
 SENTENCE = "the old king found a bank near the river and the black cat sat on the mat while dogs barked"
 WORDS = SENTENCE.split(" ")

@@ -9,12 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from app import services
-from model.analysis import alignment
-from model.analysis.leakage import CARD_SAMPLE, CARD_SAMPLE_N, SampleReport, card_sample
-from model.corpora import read_tsv
-from model.engine import load_engine
+from attention_lens.app import services
+from attention_lens.model.analysis import alignment
+from attention_lens.model.analysis.leakage import CARD_SAMPLE, CARD_SAMPLE_N, SampleReport, card_sample
+from attention_lens.model.corpora import read_tsv
+from attention_lens.model.engine import load_engine
 
 CHECKPOINTS = Path(__file__).resolve().parents[2] / "checkpoints"
 TRIO = ("en-fr", "en-fr-no-causal-mask", "en-fr-no-shift")
@@ -114,7 +113,7 @@ def test_eval_update_card_measures_the_head_table_again(tmp_path, capsys):
     """The path for a checkpoint trained before the card kept it: `eval --update-card` on the test split."""
     import shutil
 
-    from model.cli import main
+    from attention_lens.model.cli import main
 
     folder = tmp_path / "m"
     shutil.copytree(CHECKPOINTS / "en-fr-no-causal-mask", folder)

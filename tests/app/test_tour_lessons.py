@@ -3,7 +3,8 @@ Leakage lab names the step where the prefixes part) and the key-value cache (Exp
 
 from __future__ import annotations
 
-from app.screens import tour
+from attention_lens.app.screens import tour
+
 from tests.fixtures.apptest import shipped_app
 
 

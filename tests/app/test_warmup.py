@@ -7,7 +7,8 @@ import os
 import threading
 import time
 
-from app import warmup
+from attention_lens.app import warmup
+
 from tests.fixtures.checkpoints import shipped_checkpoint
 
 
@@ -43,7 +44,8 @@ def test_one_thread_per_server(monkeypatch):
 def test_no_piece_starts_before_the_first_page_has_run(monkeypatch):
     """The first page's script run is over before the warm-up's first piece starts (a thread started 1 s into it
     made the first page about a second slower on 2 cores), and the pieces after the export run at a lower priority."""
-    from app.screens import charts
+    from attention_lens.app.screens import charts
+
     from tests.fixtures.apptest import shipped_app
 
     monkeypatch.setenv(warmup.ENV, "1")

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from attention_lens.app import registry
 from streamlit.testing.v1 import AppTest
 
-from app import registry
 from tests.fixtures import hf_tiny
 from tests.fixtures.apptest import MODEL_SWITCHES, operator_configuration
 
@@ -81,7 +81,7 @@ def test_switches_are_off_by_default(monkeypatch):
 
 @pytest.mark.parametrize("crafted", ["folder:/etc", "folder:relative/path", "/etc", "folder:"])
 def test_a_folder_key_opens_nothing_unless_the_operator_allows_it(crafted, configure):
-    from app import services
+    from attention_lens.app import services
 
     with pytest.raises(KeyError):
         registry.resolve(crafted)
@@ -90,7 +90,7 @@ def test_a_folder_key_opens_nothing_unless_the_operator_allows_it(crafted, confi
 
 
 def test_hub_ids_are_not_downloaded_unless_allowed(configure):
-    from app import services
+    from attention_lens.app import services
 
     configure(LENS_HF_MODELS="someone/some-model")
     with pytest.raises(services.CheckpointError, match="LENS_ALLOW_HUB"):
@@ -130,9 +130,10 @@ def test_app_renders_and_steps_hf_models(hf, configure, family):
 def test_switch_a_head_off_on_an_hf_model(hf, configure):
     """The one-head view's "switch this head off" works on a Hugging Face model as on ours (model.hf.ablation):
     the panel shows the probabilities of the original tokens with the head off, those of the engine's own run."""
-    from app.screens.explore_analysis import K_ABLATED
-    from model.engine import DecodeOptions
-    from model.engine.loader import load_engine
+    from attention_lens.app.screens.explore_analysis import K_ABLATED
+    from attention_lens.model.engine import DecodeOptions
+    from attention_lens.model.engine.loader import load_engine
+
     from tests.fixtures.apptest import array, figure
 
     folder = hf["marian"]

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import plotly.io as pio
 import pytest
+from attention_lens.app.render import leakage as lf
+from attention_lens.app.render import views
+from attention_lens.model.engine import DecodeOptions, load_engine
 
-from app.render import leakage as lf
-from app.render import views
 from benchmarks.harness import CHROMIUM, launch
-from model.engine import DecodeOptions, load_engine
 from tests.fixtures.checkpoints import ROOT
 
 pytestmark = [

@@ -8,10 +8,10 @@ import re
 from collections import Counter
 
 import pytest
+from attention_lens.model.corpora import PAIRS, generate, read_tsv
+from attention_lens.model.corpora.splits import generate_structured, to_example
+from attention_lens.model.corpora.structure import NP, SHAPES, Clause, Place, Relative, relatives, shapes
 
-from model.corpora import PAIRS, generate, read_tsv
-from model.corpora.splits import generate_structured, to_example
-from model.corpora.structure import NP, SHAPES, Clause, Place, Relative, relatives, shapes
 from tests.fixtures.checkpoints import ROOT
 
 LINK = re.compile(r"^(\d+)([-?])(\d+)$")

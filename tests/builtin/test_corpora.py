@@ -7,10 +7,9 @@ import re
 from collections import Counter
 
 import pytest
-
-from model.corpora import PAIRS, Example, generate, read_tsv, write_tsv
-from model.corpora.splits import HELD_OUT, generate_structured, to_example
-from model.corpora.structure import (
+from attention_lens.model.corpora import PAIRS, Example, generate, read_tsv, write_tsv
+from attention_lens.model.corpora.splits import HELD_OUT, generate_structured, to_example
+from attention_lens.model.corpora.structure import (
     CONSTRUCTIONS,
     NP,
     Clause,

@@ -8,10 +8,10 @@ import subprocess
 import sys
 
 import pytest
+from attention_lens.model.builtin.engine import BuiltinEngine
+from attention_lens.model.corpora.grouped_split import held_out_split
+from attention_lens.model.engine.text import UNKNOWN_WORDS
 
-from model.builtin.engine import BuiltinEngine
-from model.corpora.grouped_split import held_out_split
-from model.engine.text import UNKNOWN_WORDS
 from tests.fixtures.checkpoints import ROOT
 
 EVERYDAY = ("everyday-en-fr", "everyday-de-en")

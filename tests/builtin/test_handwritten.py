@@ -8,9 +8,9 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from attention_lens.model.analysis.scores import translate_all
+from attention_lens.model.builtin.engine import BuiltinEngine
 
-from model.analysis.scores import translate_all
-from model.builtin.engine import BuiltinEngine
 from tests.fixtures.checkpoints import ROOT
 
 LIST = Path(__file__).parent / "data" / "handwritten.tsv"

@@ -2,8 +2,9 @@
 
 import json
 
-from model.builtin.normalise import normalise
-from model.corpora import generate
+from attention_lens.model.builtin.normalise import normalise
+from attention_lens.model.corpora import generate
+
 from tests.fixtures.checkpoints import ROOT
 
 

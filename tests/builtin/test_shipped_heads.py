@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 
-from model.analysis.alignment import run_alignment
-from model.analysis.alignment.methods import Method
-from model.cli import main
-from model.corpora import read_tsv
-from model.engine.loader import load_engine
+from attention_lens.model.analysis.alignment import run_alignment
+from attention_lens.model.analysis.alignment.methods import Method
+from attention_lens.model.cli import main
+from attention_lens.model.corpora import read_tsv
+from attention_lens.model.engine.loader import load_engine
+
 from tests.fixtures.checkpoints import ROOT, shipped_checkpoint
 
 DATA = ROOT / "assets" / "data" / "en-fr.test.tsv"

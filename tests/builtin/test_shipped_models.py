@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from attention_lens.model.builtin.engine import BuiltinEngine
+from attention_lens.model.engine import DecodeOptions
 
-from model.builtin.engine import BuiltinEngine
-from model.engine import DecodeOptions
 from tests.fixtures.checkpoints import ROOT
 
 CKPT = ROOT / "checkpoints"
@@ -70,7 +70,7 @@ def test_the_no_scaling_model_runs_unscaled_and_its_attention_is_near_one_hot():
     """Trained without 1/sqrt(d_k) (issue 29): it still translates the references' examples, but every kind of
     attention is far peakier than the healthy model's (measured on the first 100 test pairs, 2026-12-04: mean row
     entropy 0.08 / 0.02 / 0.17 nats encoder / decoder / cross against 1.74 / 0.83 / 0.90)."""
-    from model.analysis.bug_meters import sharpness
+    from attention_lens.model.analysis.bug_meters import sharpness
 
     c = card("en-fr-no-scaling")
     card("en-fr")

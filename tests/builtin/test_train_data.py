@@ -9,8 +9,8 @@ import subprocess
 import sys
 
 import pytest
+from attention_lens.model.corpora.grouped_split import sentence_groups, split_by_sentence
 
-from model.corpora.grouped_split import sentence_groups, split_by_sentence
 from tests.fixtures.checkpoints import ROOT
 
 PAIRS = [(f"I see {n} cats.", f"Je vois {n} chats.") for n in range(40)] + [

@@ -8,14 +8,13 @@ from dataclasses import replace
 
 import numpy as np
 import torch
-
-from model.builtin.attention import MultiHeadAttention
-from model.builtin.checkpoint import load_checkpoint
-from model.builtin.engine import BuiltinEngine
-from model.builtin.transformer import Transformer
-from model.corpora import generate
-from model.engine import DecodeOptions
-from model.training.train import TrainConfig, train
+from attention_lens.model.builtin.attention import MultiHeadAttention
+from attention_lens.model.builtin.checkpoint import load_checkpoint
+from attention_lens.model.builtin.engine import BuiltinEngine
+from attention_lens.model.builtin.transformer import Transformer
+from attention_lens.model.corpora import generate
+from attention_lens.model.engine import DecodeOptions
+from attention_lens.model.training.train import TrainConfig, train
 
 TINY = dict(architecture=dict(d_model=32, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=64), vocab_size=300,
             eval_every=4, em_sample=8, dtype="float32")

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from attention_lens.model.builtin.checkpoint import load_checkpoint
+from attention_lens.model.corpora import generate
+from attention_lens.model.training.train import TrainConfig, train
 
-from model.builtin.checkpoint import load_checkpoint
-from model.corpora import generate
-from model.training.train import TrainConfig, train
 from tests.fixtures.checkpoints import ROOT
 
 TINY = dict(architecture=dict(d_model=32, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=64), vocab_size=300,

@@ -13,8 +13,8 @@ import subprocess
 import sys
 
 import pytest
+from attention_lens.model.engine import DecodeOptions, load_engine
 
-from model.engine import DecodeOptions, load_engine
 from tests.fixtures.checkpoints import ROOT
 
 CASES = [("de-en", "Ich liebe dich."), ("en-fr", "I love zebras and my xylophone quietly.")]

@@ -8,9 +8,9 @@ import subprocess
 import sys
 
 import pytest
+from attention_lens.model.engine import load_engine
+from attention_lens.model.engine.text import UNKNOWN_WORDS
 
-from model.engine import load_engine
-from model.engine.text import UNKNOWN_WORDS
 from tests.fixtures import hf_tiny
 from tests.fixtures.checkpoints import ROOT
 

@@ -12,10 +12,10 @@ import sys
 
 import numpy as np
 import pytest
+from attention_lens.model.analysis.bug_meters import equal_length_target, row_sums, sharpness
+from attention_lens.model.cli import main
+from attention_lens.model.engine import Trace
 
-from model.analysis.bug_meters import equal_length_target, row_sums, sharpness
-from model.cli import main
-from model.engine import Trace
 from tests.fixtures import hf_tiny
 from tests.fixtures.checkpoints import ROOT
 
@@ -145,7 +145,7 @@ def test_hugging_face_refuses_each_switch_in_one_line(marian, tmp_path, capsys, 
 def test_the_run_switches_are_documented_where_the_cli_is(doc):
     """Every switch of a run that `trace` takes (the mask and shift, and the three bugs) is in the command-line
     table of README.md and docs/formats.md, as the parser spells it."""
-    from model.cli import build_parser
+    from attention_lens.model.cli import build_parser
 
     trace_parser = build_parser()._subparsers._group_actions[0].choices["trace"]
     flags = {s for a in trace_parser._actions for s in a.option_strings}
@@ -184,7 +184,7 @@ def test_probe_takes_the_switches_and_finds_the_leaks_a_zero_weight_hides(tiny_c
 
 
 def test_probe_refuses_an_unknown_switch(tiny_engine):
-    from model.analysis.probe import probe
+    from attention_lens.model.analysis.probe import probe
 
     with pytest.raises(ValueError, match="unknown bug switches"):
         probe(tiny_engine, SOURCE, TARGET, bugs=("no_mask",))

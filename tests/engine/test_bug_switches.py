@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from attention_lens.model.analysis.bug_meters import row_entropy, row_sums, sharpness, swap_meter
+from attention_lens.model.engine import DecodeOptions, ModelInputError
 
-from model.analysis.bug_meters import row_entropy, row_sums, sharpness, swap_meter
-from model.engine import DecodeOptions, ModelInputError
 from tests.fixtures import hf_tiny
 
 SOURCE = "the black cat sat on the mat ."
@@ -105,7 +105,7 @@ def torch_equal(a, b) -> bool:
 
 
 def test_hugging_face_refuses_the_bug_switches_with_a_reason(tmp_path):
-    from model.engine.loader import load_engine
+    from attention_lens.model.engine.loader import load_engine
 
     engine = load_engine(hf_tiny.build_marian(tmp_path / "marian"))
     assert engine.bug_switches == frozenset()
@@ -117,7 +117,7 @@ def test_hugging_face_refuses_the_bug_switches_with_a_reason(tmp_path):
 
 
 def test_equal_length_target_matches_the_source_token_count(tiny_engine):
-    from model.analysis.bug_meters import equal_length_target as cut
+    from attention_lens.model.analysis.bug_meters import equal_length_target as cut
 
     text = cut(tiny_engine, SOURCE, TARGET)
     n = len(tiny_engine.prepare_source(SOURCE)[1])

@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from attention_lens.model.engine import DecodeOptions, ModelInputError
+from attention_lens.model.engine.contributions import norm_weighted, rollout, source_share
+from attention_lens.model.engine.heads import expand, keep_masks
+from attention_lens.model.engine.masks import decoder_self_mask
+from attention_lens.model.engine.runs import ContributionParts
+from attention_lens.model.engine.tensors import pad_batch
 
-from model.engine import DecodeOptions, ModelInputError
-from model.engine.contributions import norm_weighted, rollout, source_share
-from model.engine.heads import expand, keep_masks
-from model.engine.masks import decoder_self_mask
-from model.engine.runs import ContributionParts
-from model.engine.tensors import pad_batch
 from tests.fixtures.checkpoints import SOURCES, TARGETS
 
 

@@ -10,15 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from attention_lens.model.builtin.batch import teacher_forced_batch
+from attention_lens.model.builtin.checkpoint import load_checkpoint
+from attention_lens.model.builtin.engine import BuiltinEngine
+from attention_lens.model.engine import CheckpointError, DecodeOptions, ModelInputError
+from attention_lens.model.engine.loader import load_engine
+from attention_lens.model.engine.masks import causal_mask, decoder_self_mask, padding_mask
+from attention_lens.model.engine.tensors import pad_batch
+from attention_lens.model.engine.trace import KINDS, Trace
 
-from model.builtin.batch import teacher_forced_batch
-from model.builtin.checkpoint import load_checkpoint
-from model.builtin.engine import BuiltinEngine
-from model.engine import CheckpointError, DecodeOptions, ModelInputError
-from model.engine.loader import load_engine
-from model.engine.masks import causal_mask, decoder_self_mask, padding_mask
-from model.engine.tensors import pad_batch
-from model.engine.trace import KINDS, Trace
 from tests.fixtures.checkpoints import ROOT, build_tiny_checkpoint
 
 TEXT = "the black cat sat on the mat ."
@@ -138,7 +138,7 @@ def test_save_load_gives_identical_logits(tmp_path):
     folder = build_tiny_checkpoint(tmp_path / "a", seed=5)
     e1 = BuiltinEngine.load(folder)
     ck = e1.ckpt
-    from model.builtin.checkpoint import save_checkpoint
+    from attention_lens.model.builtin.checkpoint import save_checkpoint
 
     save_checkpoint(tmp_path / "b", ck.model, ck.source_tokenizer, ck.target_tokenizer, ck.card)
     e2 = BuiltinEngine.load(tmp_path / "b")
@@ -266,7 +266,7 @@ def test_cli_trace_writes_the_design_schema(tiny_ckpt, tmp_path):
 def test_kv_cache_grown_in_place_never_overwrites_a_branch():
     """The cache's keys grow in a buffer with spare room (model/builtin/transformer.py KVStore); extending an older
     cache again (a branch) must copy, leaving the newer cache's rows as they were."""
-    from model.builtin.transformer import LayerCache
+    from attention_lens.model.builtin.transformer import LayerCache
 
     torch.manual_seed(0)
     rows = [torch.randn(1, 2, 1, 4) for _ in range(4)]

@@ -3,7 +3,8 @@ tests/fixtures/golden/: tokens and ids equal, probabilities and attention arrays
 Regenerate with `.venv/bin/python -m tests.fixtures.make_golden`.
 
 Not bit-identical: the same float32 kernels give results that differ in the last bits on another CPU (the
-stored traces were written on one machine; a second machine of the same size differed by ~1e-8, 2026-12-02),
+stored traces were written on one machine; a second machine of the same size differed by ~1e-8, an AMD EPYC by up
+to 6e-6 on a no-scaling or everyday model's attention),
 and CI runs on whichever machine it gets. Any change a refactor could make is far above TOL."""
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import pytest
 from tests.fixtures.make_golden import GOLDEN, flatten, golden_models
 
 MODELS = golden_models()
-TOL = dict(rtol=1e-5, atol=1e-6)
+TOL = dict(rtol=1e-5, atol=2e-5)
 
 
 def same(a, b, where: str = "") -> None:

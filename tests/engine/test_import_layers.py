@@ -38,7 +38,7 @@ def edges() -> dict[tuple[str, str], set[str]]:
     for package in SUBPACKAGES:
         for path in sorted((MODEL / package).rglob("*.py")):
             for name in top_level_imports(ast.parse(path.read_text(encoding="utf-8"))):
-                parts = name.split(".")
+                parts = name.removeprefix("attention_lens.").split(".")
                 if parts[0] == "model" and len(parts) > 1 and parts[1] in SUBPACKAGES and parts[1] != package:
                     out.setdefault((package, parts[1]), set()).add(f"{path.relative_to(MODEL.parent)} -> {name}")
     return out

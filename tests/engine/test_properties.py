@@ -11,13 +11,12 @@ import zipfile
 
 import numpy as np
 import pytest
+from attention_lens.model.builtin.normalise import normalise
+from attention_lens.model.builtin.tokenizer import train_tokenizer
+from attention_lens.model.engine.text import MAX_INPUT_CHARS, clean
+from attention_lens.model.engine.trace import KINDS, Step, Trace
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from model.builtin.normalise import normalise
-from model.builtin.tokenizer import train_tokenizer
-from model.engine.text import MAX_INPUT_CHARS, clean
-from model.engine.trace import KINDS, Step, Trace
 
 # Every code point, surrogates and controls included; and a text strategy biased to the awkward ones.
 ANY_CHAR = st.characters(codec=None, exclude_categories=())

@@ -8,10 +8,10 @@ import json
 
 import numpy as np
 import pytest
+from attention_lens.model.cli import main as cli_main
+from attention_lens.model.engine import DecodeOptions
+from attention_lens.model.engine.trace import Trace
 
-from model.cli import main as cli_main
-from model.engine import DecodeOptions
-from model.engine.trace import Trace
 from tests.fixtures.checkpoints import SOURCES, TARGETS
 
 

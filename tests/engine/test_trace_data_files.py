@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 
 import numpy as np
+from attention_lens.model.cli import main as cli_main
+from attention_lens.model.engine import DecodeOptions
+from attention_lens.model.engine.trace import Trace
 
-from model.cli import main as cli_main
-from model.engine import DecodeOptions
-from model.engine.trace import Trace
 from tests.fixtures.checkpoints import SOURCES, TARGETS
 
 

@@ -9,11 +9,11 @@ import math
 
 import numpy as np
 import pytest
+from attention_lens.model.builtin.engine import BuiltinEngine
+from attention_lens.model.engine import DecodeOptions
+from attention_lens.model.engine.trace import Trace
 from safetensors.torch import load_file, save_file
 
-from model.builtin.engine import BuiltinEngine
-from model.engine import DecodeOptions
-from model.engine.trace import Trace
 from tests.fixtures.checkpoints import SOURCES, TARGETS, build_tiny_checkpoint
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 import streamlit as st
+from attention_lens.app import registry
+from attention_lens.model.engine.loader import load_engine
 from streamlit.testing.v1 import AppTest
 
-from app import registry
-from model.engine.loader import load_engine
 from tests.fixtures import hf_big
 
 ENTRY = str(Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py")

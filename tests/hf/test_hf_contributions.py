@@ -13,14 +13,14 @@ import threading
 import numpy as np
 import pytest
 import torch
+from attention_lens.model.engine import DecodeOptions, ModelInputError
+from attention_lens.model.engine.contributions import renormalise
+from attention_lens.model.engine.heads import KIND_CODES
+from attention_lens.model.engine.loader import load_engine
+from attention_lens.model.hf import ablation
+from attention_lens.model.hf.engine import HFEngine
+from attention_lens.model.hf.load import load_folder
 
-from model.engine import DecodeOptions, ModelInputError
-from model.engine.contributions import renormalise
-from model.engine.heads import KIND_CODES
-from model.engine.loader import load_engine
-from model.hf import ablation
-from model.hf.engine import HFEngine
-from model.hf.load import load_folder
 from tests.fixtures import hf_tiny
 
 SOURCE = "the black dog barked at the cat ."

@@ -13,11 +13,11 @@ import json
 import numpy as np
 import pytest
 import torch
+from attention_lens.model.analysis.scores import translate_all
+from attention_lens.model.engine import CheckpointError, DecodeOptions, ModelInputError
+from attention_lens.model.engine.loader import load_engine
+from attention_lens.model.engine.trace import Trace
 
-from model.analysis.scores import translate_all
-from model.engine import CheckpointError, DecodeOptions, ModelInputError
-from model.engine.loader import load_engine
-from model.engine.trace import Trace
 from tests.fixtures import hf_tiny
 
 FAMILIES = ("marian", "t5", "bart")
@@ -268,7 +268,7 @@ def test_refuses_with_a_plain_message(bad_root, folder, words):
 
 
 def test_hub_ids_need_permission():
-    from model.hf.engine import HFEngine
+    from attention_lens.model.hf.engine import HFEngine
 
     with pytest.raises(CheckpointError, match="no such model folder"):
         load_engine("Helsinki-NLP/opus-mt-en-de")
@@ -278,7 +278,7 @@ def test_hub_ids_need_permission():
 
 # ---- command line ----------------------------------------------------------------------------------------------
 def test_cli_trace_on_a_marian_folder(hf_root, tmp_path, capsys):
-    from model.cli import main
+    from attention_lens.model.cli import main
 
     out = tmp_path / "t.json"
     assert main(["trace", "--model", str(hf_root / "marian"), "--text", SOURCE, "--max-len", "6",
@@ -293,7 +293,7 @@ def test_cli_trace_on_a_marian_folder(hf_root, tmp_path, capsys):
 
 
 def test_cli_refusal_is_one_line(bad_root, capsys):
-    from model.cli import main
+    from attention_lens.model.cli import main
 
     assert main(["trace", "--model", str(bad_root / "gpt2"), "--text", "x", "--out", "x.json"]) == 2
     err = capsys.readouterr().err
@@ -301,7 +301,7 @@ def test_cli_refusal_is_one_line(bad_root, capsys):
 
 
 def test_probe_sees_no_leak_with_the_mask_and_one_without(engine):
-    from model.analysis.probe import probe
+    from attention_lens.model.analysis.probe import probe
 
     healthy = probe(engine, SOURCE, TARGET)
     assert not healthy.leaks and healthy.max_past_logit_change == 0.0 and healthy.future_attention_mass == 0.0

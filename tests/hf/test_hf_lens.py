@@ -8,9 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from attention_lens.model.engine import DecodeOptions
+from attention_lens.model.engine.loader import load_engine
 
-from model.engine import DecodeOptions
-from model.engine.loader import load_engine
 from tests.fixtures import hf_tiny
 
 SOURCE, TARGET = "the black dog barked at the cat .", "le chien noir aboya contre le chat ."

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from attention_lens.model.engine import DecodeOptions
+from attention_lens.model.hf.engine import HFEngine
 
-from model.engine import DecodeOptions
-from model.hf.engine import HFEngine
 from tests.fixtures import hf_tiny
 
 SOURCES = ["the cat sat .", "the black cat sat on the mat near the door .", "a dog ."]

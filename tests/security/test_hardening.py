@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from attention_lens.model.cli import main as cli_main
+from attention_lens.model.engine import CheckpointError, DecodeOptions, ModelInputError
+from attention_lens.model.engine.loader import load_engine
+from attention_lens.model.engine.trace import Trace
 
-from model.cli import main as cli_main
-from model.engine import CheckpointError, DecodeOptions, ModelInputError
-from model.engine.loader import load_engine
-from model.engine.trace import Trace
 from tests.fixtures import hf_tiny
 from tests.fixtures.hostile import INPUTS, Marker, evil_pickle
 

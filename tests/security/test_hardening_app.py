@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 import torch
+from attention_lens.app import registry
 from streamlit.testing.v1 import AppTest
 
-from app import registry
 from tests.fixtures import hf_tiny
 from tests.fixtures.apptest import operator_configuration
 from tests.fixtures.checkpoints import build_tiny_checkpoint
@@ -146,8 +146,8 @@ def first_tokens(at: AppTest) -> str:
 
 @pytest.mark.parametrize("key,folder", [("hard-good", "good"), ("hard-marian", "hard-marian")])
 def test_sessions_are_isolated_and_the_shared_model_never_changes(env, key, folder):
-    from app import services
-    from model.engine.loader import load_engine
+    from attention_lens.app import services
+    from attention_lens.model.engine.loader import load_engine
 
     on_disk = parameter_hash(load_engine(env[folder]))
     engine = services.get_engine(key)  # the cached object every session shares

@@ -13,13 +13,13 @@ import time
 from pathlib import Path
 
 import pytest
+from attention_lens.app import registry
+from attention_lens.model.cli import main as cli_main
+from attention_lens.model.engine import CheckpointError
+from attention_lens.model.engine.loader import load_engine
+from attention_lens.model.engine.safety import MAX_NESTING, nesting, read_header
 from streamlit.testing.v1 import AppTest
 
-from app import registry
-from model.cli import main as cli_main
-from model.engine import CheckpointError
-from model.engine.loader import load_engine
-from model.engine.safety import MAX_NESTING, nesting, read_header
 from tests.fixtures import hf_tiny, hostile
 from tests.fixtures.apptest import operator_configuration
 from tests.fixtures.checkpoints import build_tiny_checkpoint
@@ -39,8 +39,8 @@ def peak_mb():
 
 
 import transformers.models.marian.modeling_marian
-import model.builtin.engine, model.hf.engine
-from model.cli import main
+import attention_lens.model.builtin.engine, model.hf.engine
+from attention_lens.model.cli import main
 before = peak_mb()
 t = time.perf_counter()
 err = io.StringIO()
@@ -196,7 +196,7 @@ def test_any_error_of_opening_a_folder_is_a_checkpoint_error(tmp_path, monkeypat
     def explode(path):
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr("model.builtin.engine.BuiltinEngine.load", explode)
+    monkeypatch.setattr("attention_lens.model.builtin.engine.BuiltinEngine.load", explode)
     with pytest.raises(CheckpointError, match=r"cannot be opened as a model \(RecursionError: maximum recursion"):
         load_engine(folder)
     assert cli_main(["trace", "--model", str(folder), "--text", "x", "--out", str(tmp_path / "t.json")]) == 2

@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from attention_lens.model.engine import CheckpointError
+from attention_lens.model.engine.loader import load_engine
+from attention_lens.model.engine.safety import ENV_MAX_MB
 
-from model.engine import CheckpointError
-from model.engine.loader import load_engine
-from model.engine.safety import ENV_MAX_MB
 from tests.fixtures import hf_tiny
 from tests.fixtures.checkpoints import build_tiny_checkpoint
 
@@ -35,9 +35,9 @@ def peak_mb():
 
 resource.setrlimit(resource.RLIMIT_AS, (8 * 2**30, 8 * 2**30))
 import transformers.models.marian.modeling_marian  # libraries imported before the clock starts, as in a
-import model.hf.load  # server that has opened a model before
-from model.engine import CheckpointError
-from model.engine.loader import load_engine
+import attention_lens.model.hf.load  # server that has opened a model before
+from attention_lens.model.engine import CheckpointError
+from attention_lens.model.engine.loader import load_engine
 before = peak_mb()
 t = time.perf_counter()
 try:

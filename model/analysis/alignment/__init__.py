@@ -47,10 +47,18 @@ precision = |A & P| / |A|, recall = |A & S| / |S|, AER = 1 - (|A & S| + |A & P|)
 corpus the counts are summed over sentences before dividing (corpus-level, not a mean of ratios).
 """
 
-from model.analysis.alignment.card import CARD_HEADS, CARD_HEADS_N, card_heads, report_from_card
-from model.analysis.alignment.corpus import Aligned, Report, align_corpus, engine_specials, run_alignment
-from model.analysis.alignment.links import Counts, Gold, Link, count, format_pharaoh, parse_pharaoh, scores
-from model.analysis.alignment.methods import (
+from attention_lens.model.analysis.alignment.card import CARD_HEADS, CARD_HEADS_N, card_heads, report_from_card
+from attention_lens.model.analysis.alignment.corpus import Aligned, Report, align_corpus, engine_specials, run_alignment
+from attention_lens.model.analysis.alignment.links import (
+    Counts,
+    Gold,
+    Link,
+    count,
+    format_pharaoh,
+    parse_pharaoh,
+    scores,
+)
+from attention_lens.model.analysis.alignment.methods import (
     BEST,
     DEFAULT_METHOD,
     DEFAULT_READING,
@@ -63,9 +71,9 @@ from model.analysis.alignment.methods import (
     links_of,
     selectors,
 )
-from model.analysis.alignment.scoring import Tally, gold_matrices
-from model.analysis.alignment.uploads import UploadReport, align_upload, parse_tsv, shown_problems
-from model.analysis.alignment.words import (
+from attention_lens.model.analysis.alignment.scoring import Tally, gold_matrices
+from attention_lens.model.analysis.alignment.uploads import UploadReport, align_upload, parse_tsv, shown_problems
+from attention_lens.model.analysis.alignment.words import (
     CONTINUATION,
     READINGS,
     SPECIAL_PIECES,

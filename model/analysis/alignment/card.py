@@ -14,10 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-
-from model.analysis.alignment.corpus import Report, run_alignment
-from model.analysis.alignment.methods import DEFAULT_METHOD, Method
-from model.analysis.alignment.scoring import Tally
+from attention_lens.model.analysis.alignment.corpus import Report, run_alignment
+from attention_lens.model.analysis.alignment.methods import DEFAULT_METHOD, Method
+from attention_lens.model.analysis.alignment.scoring import Tally
 
 CARD_HEADS, CARD_HEADS_N = "alignment_heads", 100
 

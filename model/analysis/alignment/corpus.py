@@ -7,8 +7,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from model.analysis.alignment.links import Gold, Link, parse_pharaoh
-from model.analysis.alignment.methods import (
+from attention_lens.model.analysis.alignment.links import Gold, Link, parse_pharaoh
+from attention_lens.model.analysis.alignment.methods import (
     BEST,
     CONTRIBUTION_KEYS,
     DEFAULT_METHOD,
@@ -17,8 +17,8 @@ from model.analysis.alignment.methods import (
     selectors,
     weights_of,
 )
-from model.analysis.alignment.scoring import Tally
-from model.analysis.alignment.words import (
+from attention_lens.model.analysis.alignment.scoring import Tally
+from attention_lens.model.analysis.alignment.words import (
     READINGS,
     SPECIAL_PIECES,
     UNKNOWN_PIECES,
@@ -26,12 +26,12 @@ from model.analysis.alignment.words import (
     WordMismatch,
     word_attention,
 )
-from model.engine import DecodeOptions, ModelInputError
-from model.engine.contributions import contributions
+from attention_lens.model.engine import DecodeOptions, ModelInputError
+from attention_lens.model.engine.contributions import contributions
 
 if TYPE_CHECKING:
-    from model.corpora import Example
-    from model.engine import Engine
+    from attention_lens.model.corpora import Example
+    from attention_lens.model.engine import Engine
 
 def engine_specials(engine: Engine) -> frozenset[str]:
     """Piece strings of the engine's special ids (both vocabularies), plus `<s>`, `</s>`, `<pad>`; the

@@ -3,7 +3,7 @@
 
 Weights: `raw` (the cross-attention weights, no suffix), `norm` (norm-weighted, alpha * ||v W_O^h||,
 Kobayashi et al. 2020) or `rollout` (cross-attention composed with the encoder's rollout, Abnar & Zuidema
-2020), both from model.engine.contributions."""
+2020), both from attention_lens.model.engine.contributions."""
 
 from __future__ import annotations
 
@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-
-from model.analysis.alignment.links import Link
-from model.analysis.alignment.words import READINGS, WordAttention
+from attention_lens.model.analysis.alignment.links import Link
+from attention_lens.model.analysis.alignment.words import READINGS, WordAttention
 
 EXTRACTS = ("argmax", "threshold", "inter", "union")
 DEFAULT_THRESHOLD = 0.3

@@ -5,10 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-
-from model.analysis.alignment.links import Counts, Gold
-from model.analysis.alignment.methods import SEARCH_THRESHOLDS, Method, candidates, extract
-from model.analysis.alignment.words import READINGS, WordAttention
+from attention_lens.model.analysis.alignment.links import Counts, Gold
+from attention_lens.model.analysis.alignment.methods import SEARCH_THRESHOLDS, Method, candidates, extract
+from attention_lens.model.analysis.alignment.words import READINGS, WordAttention
 
 
 def gold_matrices(gold: Gold, m_words: int, n_words: int) -> tuple[np.ndarray, np.ndarray]:

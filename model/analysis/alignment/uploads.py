@@ -8,14 +8,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-
-from model.analysis.alignment.corpus import MISFIT, align_corpus
-from model.analysis.alignment.links import Gold, Link, format_pharaoh, parse_pharaoh
-from model.analysis.alignment.methods import Method
-from model.analysis.alignment.scoring import Tally
-from model.analysis.alignment.words import WordAttention, pooling
-from model.corpora import Example
-from model.corpora.example import parse_line
+from attention_lens.model.analysis.alignment.corpus import MISFIT, align_corpus
+from attention_lens.model.analysis.alignment.links import Gold, Link, format_pharaoh, parse_pharaoh
+from attention_lens.model.analysis.alignment.methods import Method
+from attention_lens.model.analysis.alignment.scoring import Tally
+from attention_lens.model.analysis.alignment.words import WordAttention, pooling
+from attention_lens.model.corpora import Example
+from attention_lens.model.corpora.example import parse_line
 
 MAX_LINES = 1000
 MAX_ERRORS = 8  # problems listed at once; the count of the rest is given

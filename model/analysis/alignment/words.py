@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from model.engine.trace import Trace
+    from attention_lens.model.engine.trace import Trace
 
 WORD_STARTS = ("\u2581", "\u0120")  # "▁" SentencePiece, "Ġ" byte-level BPE
 CONTINUATION = "##"  # WordPiece
