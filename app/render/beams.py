@@ -4,7 +4,8 @@ After step s the search holds its finished hypotheses (those that wrote the end 
 and, while it goes on, its live ones. The finished are listed first, ranked as the search ranks them
 (log-probability divided by length), the winner marked; once the search has stopped, the live beams it was
 still holding are dropped: they were never finished, and listing them showed continuations past the final
-`.` in place of the translations the search returned.
+`.` in place of the translations the search returned. `rank` numbers the rows 1, 2, 3 … in that order (the
+finished, then the live), so a hypothesis that finishes later never leaves a gap.
 """
 
 from __future__ import annotations
@@ -32,18 +33,18 @@ def beam_rows(trace: Trace, step: int, special: frozenset[str]) -> list[dict]:
     last = len(trace.beam_steps)
     s = max(1, min(step, last))
     rows = []
-    for rank, beam in enumerate(trace.beams, start=1):
+    for final_rank, beam in enumerate(trace.beams, start=1):
         ended = bool(beam.target_tokens) and beam.target_tokens[-1] in special
         if (ended and beam.m <= s) or (not ended and s == last):
             score = float(beam.options.get("score", 0.0))
             state = "finished" if ended else "stopped at the length limit"
-            rows.append({"rank": rank, "state": f"{state} · chosen" if rank == 1 else state,
+            rows.append({"rank": len(rows) + 1, "state": f"{state} · chosen" if final_rank == 1 else state,
                          "text": text(beam.target_tokens, special), "pieces": " ".join(beam.target_tokens),
                          "log-prob": round(score, 3), "per piece": round(score / max(beam.m, 1), 3)})
     if s < last:
         for b in trace.beam_steps[s - 1]:
             score = float(b["score"])
-            rows.append({"rank": None, "state": "live", "text": text(b["tokens"], special),
+            rows.append({"rank": len(rows) + 1, "state": "live", "text": text(b["tokens"], special),
                          "pieces": " ".join(b["tokens"]), "log-prob": round(score, 3),
                          "per piece": round(score / max(len(b["tokens"]), 1), 3)})
     return rows

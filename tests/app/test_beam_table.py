@@ -58,3 +58,15 @@ def test_each_hypothesis_is_listed_with_the_log_probability_of_its_pieces(run, e
         assert r["per piece"] == pytest.approx(log_prob / len(forced.steps), abs=1e-3)
     per_piece = [r["per piece"] for r in rows]
     assert per_piece == sorted(per_piece, reverse=True)  # ranked as the search ranks them: per piece
+
+
+def test_rank_numbers_every_row_without_gaps_at_every_step():
+    """rank is 1, 2, 3 … down the table at every step: never empty for a live beam, and no gap where a
+    hypothesis that ranks between two finished ones has not finished yet (everyday-en-fr's finished 1 and 3 at
+    step 6 of "Where is the train station?")."""
+    engine = load_engine(shipped_checkpoint("everyday-en-fr"))
+    trace = engine.trace("Where is the train station?", options=DecodeOptions(mode="beam", beam_size=4))
+    special = engine.special_pieces()
+    for step in range(1, len(trace.beam_steps) + 1):
+        rows = beam_rows(trace, step, special)
+        assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1)), (step, rows)
