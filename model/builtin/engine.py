@@ -161,6 +161,10 @@ class BuiltinEngine(Engine):
             return []
         return list(dict.fromkeys(w for w in words_of(normalised) if counts.get(w.casefold(), 0) < RARE_COUNT))
 
+    def source_word_counts(self) -> dict[str, int] | None:
+        """The training text's word counts (source_words.tsv) of a model trained on typed text."""
+        return self.ckpt.source_counts
+
     def word_note(self, word: str) -> str:
         counts = self.ckpt.source_counts
         if not self.raw_text or counts is None:

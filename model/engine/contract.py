@@ -136,6 +136,11 @@ class Engine(ABC):
         a model trained on typed text says how often training saw it and which pieces it became)."""
         return ""
 
+    def source_word_counts(self) -> dict[str, int] | None:
+        """How often each source word (case-folded) occurred in the model's training text, when the model ships
+        those counts; None otherwise (the default)."""
+        return None
+
     def lexicon(self) -> dict[str, list[tuple[str, ...]]]:
         """The source words this model knows by part of speech ("nouns", "verbs", ...), each entry the forms
         of one word (a verb's present, past, infinitive); {} for a model without a word list (a Hugging Face

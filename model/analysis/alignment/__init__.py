@@ -47,8 +47,19 @@ precision = |A & P| / |A|, recall = |A & S| / |S|, AER = 1 - (|A & S| + |A & P|)
 corpus the counts are summed over sentences before dividing (corpus-level, not a mean of ratios).
 """
 
+from attention_lens.model.analysis.alignment.breakdown import OMISSION_MASS, Breakdown, WordStats
 from attention_lens.model.analysis.alignment.card import CARD_HEADS, CARD_HEADS_N, card_heads, report_from_card
-from attention_lens.model.analysis.alignment.corpus import Aligned, Report, align_corpus, engine_specials, run_alignment
+from attention_lens.model.analysis.alignment.corpus import (
+    Aligned,
+    MemoryCorpus,
+    Report,
+    SentenceScore,
+    align_batches,
+    align_corpus,
+    engine_specials,
+    run_alignment,
+    summed,
+)
 from attention_lens.model.analysis.alignment.links import (
     Counts,
     Gold,
@@ -89,7 +100,8 @@ from attention_lens.model.analysis.alignment.words import (
     word_groups,
 )
 
-__all__ = ["BEST", "CARD_HEADS", "CARD_HEADS_N", "card_heads", "report_from_card",
+__all__ = ["OMISSION_MASS", "Breakdown", "WordStats", "MemoryCorpus", "SentenceScore", "align_batches", "summed",
+           "BEST", "CARD_HEADS", "CARD_HEADS_N", "card_heads", "report_from_card",
            "CONTINUATION", "DEFAULT_METHOD", "DEFAULT_READING", "DEFAULT_THRESHOLD", "EXTRACTS", "READINGS",
            "SEARCH_THRESHOLDS", "SPECIAL_PIECES", "UNKNOWN_PIECES", "WORD_STARTS", "Aligned", "Counts", "Gold",
            "Link", "Method", "Report", "Tally", "UploadReport", "WordAttention", "WordMismatch", "align_corpus",

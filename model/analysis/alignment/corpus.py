@@ -3,28 +3,35 @@ counted, and the `align` report (with the `best` selection held out where it can
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from attention_lens.model.analysis.alignment.links import Gold, Link, parse_pharaoh
+import numpy as np
+from attention_lens.model.analysis.alignment.breakdown import OMISSION_MASS, Breakdown, WordStats, is_punctuation
+from attention_lens.model.analysis.alignment.links import Counts, Gold, Link, parse_pharaoh
 from attention_lens.model.analysis.alignment.methods import (
     BEST,
     CONTRIBUTION_KEYS,
     DEFAULT_METHOD,
     SEARCH_THRESHOLDS,
     Method,
+    extract,
+    links_of,
     selectors,
     weights_of,
 )
-from attention_lens.model.analysis.alignment.scoring import Tally
+from attention_lens.model.analysis.alignment.scoring import Tally, gold_matrices
 from attention_lens.model.analysis.alignment.words import (
     READINGS,
     SPECIAL_PIECES,
     UNKNOWN_PIECES,
+    WORD_STARTS,
     WordAttention,
     WordMismatch,
     word_attention,
+    word_groups,
 )
 from attention_lens.model.engine import DecodeOptions, ModelInputError
 from attention_lens.model.engine.contributions import contributions
@@ -41,35 +48,54 @@ def engine_specials(engine: Engine) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class Aligned:
-    """One sentence: its word attention, or why it could not be aligned."""
+    """One sentence: its word attention, or why it could not be aligned. `pieces`: how many subword pieces
+    each source word has; `sinks` (2, L, h): each head's raw cross-attention mass on special pieces and on
+    punctuation pieces, summed over the sentence's `rows` decoder rows."""
 
     index: int
     attention: WordAttention | None
     error: str = ""
+    pieces: tuple[int, ...] = ()
+    sinks: np.ndarray | None = None
+    rows: int = 0
 
 
-def align_corpus(engine: Engine, examples: Sequence[Example], batch_size: int = 32, progress: bool = True,
-                 causal: bool | None = None, shift: bool | None = None, weights: str = "raw") -> Iterator[Aligned]:
-    """Teacher-force each example's target (in the setting the model was trained with, from its card, unless
-    given) and yield its WordAttention, in order. Sentences whose pieces do not line up with their words, or
-    that the model cannot read, are yielded with an error instead."""
-    from tqdm import tqdm
+class _Item(Protocol):
+    source: str
+    target: str
 
+
+def _sinks(cross: np.ndarray, pieces: Sequence[str], specials: frozenset[str]) -> np.ndarray:
+    """(2, L, h): mass on special pieces and on punctuation pieces, summed over the rows."""
+    special = np.array([p in specials for p in pieces], dtype=np.float64)
+    punct = np.array([p not in specials and is_punctuation(p.lstrip("".join(WORD_STARTS))) for p in pieces],
+                     dtype=np.float64)
+    per_key = np.asarray(cross, dtype=np.float64).sum(axis=2)  # (L, h, n)
+    return np.stack([per_key @ special, per_key @ punct])
+
+
+def align_batches(engine: Engine, batches: Iterable[Sequence[tuple[int, _Item]]], causal: bool | None = None,
+                  shift: bool | None = None, weights: str = "raw") -> Iterator[Aligned]:
+    """Teacher-force each batch of (index, example) (in the setting the model was trained with, from its card,
+    unless given) and yield every sentence's Aligned, batch by batch. Sentences whose pieces do not line up with
+    their words, or that the model cannot read, are yielded with an error instead."""
     trained_causal, trained_shift = engine.trained_setting
     causal = trained_causal if causal is None else causal
     shift = trained_shift if shift is None else shift
     engine.check_switches(causal, shift)
     options = DecodeOptions(mode="teacher_forced", causal=causal, shift=shift, contributions=weights != "raw")
     specials = engine_specials(engine)
-    bar = tqdm(total=len(examples), desc="aligning", unit="sent", disable=not progress, leave=False)
-    for start in range(0, len(examples), batch_size):
-        chunk = examples[start:start + batch_size]
+    limit = engine.max_source_tokens
+    for chunk in batches:
         ready, failed = [], []
-        for k, ex in enumerate(chunk, start):
+        for k, ex in chunk:
             try:
-                normalised, src_ids, src_pieces, warnings = engine.prepare_source(ex.source)
-                if len(engine.encode_source(normalised)[0]) > engine.max_source_tokens:  # cut: words lost
-                    raise ModelInputError(warnings[-1])  # (a word outside the vocabulary still aligns)
+                normalised = engine.normalise(ex.source)
+                if not normalised.strip():
+                    raise ModelInputError("The source text is empty.")
+                src_ids, src_pieces = engine.encode_source(normalised)
+                if len(src_ids) > limit:  # cut: words lost (a word outside the vocabulary still aligns)
+                    raise ModelInputError(f"The source has {len(src_ids)} tokens; this model reads at most {limit}.")
                 target = engine.normalise_target(ex.target)
                 labels = engine.encode_target(target)
             except (ModelInputError, ValueError) as exc:
@@ -77,7 +103,7 @@ def align_corpus(engine: Engine, examples: Sequence[Example], batch_size: int = 
                 continue
             ready.append((k, src_ids, src_pieces, normalised.split(), labels, target.split()))
         runs = engine.teacher_forced_batch([r[1] for r in ready], [r[4] for r in ready], options) if ready else []
-        out = list(failed)
+        yield from failed
         for (k, _, src_pieces, src_words, labels, tgt_words), run in zip(ready, runs):
             try:
                 cross = run.cross_attn if weights == "raw" else contributions(  # parts from the same pass
@@ -85,31 +111,96 @@ def align_corpus(engine: Engine, examples: Sequence[Example], batch_size: int = 
                 )[CONTRIBUTION_KEYS[weights]]["cross_attention"]
                 wa = word_attention(cross, src_pieces, [engine.piece(i) for i in labels], src_words,
                                     tgt_words, shift=shift, specials=specials)
-                out.append(Aligned(k, wa))
             except WordMismatch as exc:
-                out.append(Aligned(k, None, str(exc)))
-        yield from sorted(out, key=lambda a: a.index)
+                yield Aligned(k, None, str(exc))
+                continue
+            pieces = tuple(len(g) for g in word_groups(src_pieces, specials))
+            yield Aligned(k, wa, pieces=pieces, sinks=_sinks(run.cross_attn, src_pieces, specials),
+                          rows=run.cross_attn.shape[2])
+
+
+def align_corpus(engine: Engine, examples: Sequence[Example], batch_size: int = 32, progress: bool = True,
+                 causal: bool | None = None, shift: bool | None = None, weights: str = "raw") -> Iterator[Aligned]:
+    """align_batches over consecutive batches of `examples`, yielded in order, with a progress bar."""
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(examples), desc="aligning", unit="sent", disable=not progress, leave=False)
+    for start in range(0, len(examples), batch_size):
+        chunk = list(enumerate(examples[start:start + batch_size], start))
+        yield from sorted(align_batches(engine, [chunk], causal, shift, weights), key=lambda a: a.index)
         bar.update(len(chunk))
     bar.close()
 
 
+@dataclass(frozen=True)
+class SentenceScore:
+    """One scored sentence's counts under the chosen method (summable: a group's figures are from its sums)."""
+
+    index: int
+    sure: int
+    possible: int
+    predicted: int
+    hits_sure: int
+    hits_possible: int
+    selection: bool = False  # `best`: one of the sentences the method was chosen on (not in the reported figures)
+    omitted: tuple[int, ...] = ()  # source words omitted (breakdown.OMISSION_MASS)
+
+    @property
+    def counts(self) -> Counts:
+        return Counts(self.predicted, self.sure, self.hits_sure, self.hits_possible)
+
+    def as_dict(self) -> dict[str, Any]:
+        c = self.counts
+        out = {"index": self.index, "aer": c.aer, "precision": c.precision, "recall": c.recall, "sure": self.sure,
+               "possible": self.possible, "predicted": self.predicted, "hits_sure": self.hits_sure,
+               "hits_possible": self.hits_possible}
+        if self.selection:
+            out["selection"] = True
+        if self.omitted:
+            out["omitted"] = list(self.omitted)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> SentenceScore:
+        return cls(int(d["index"]), int(d["sure"]), int(d["possible"]), int(d["predicted"]), int(d["hits_sure"]),
+                   int(d["hits_possible"]), bool(d.get("selection", False)), tuple(d.get("omitted", ())))
+
+
+def summed(rows: Iterable[SentenceScore]) -> Counts:
+    """The counts of a group of sentences (corpus figures are always these sums, never a mean of ratios)."""
+    total = Counts()
+    for r in rows:
+        total = total + r.counts
+    return total
+
+
 @dataclass
 class Report:
-    """Everything `align` prints: the tally on the scored sentences, the predicted links, what was skipped."""
+    """Everything `align` prints: the tally on the scored sentences, the predicted links, what was skipped,
+    per-sentence counts and the error breakdown of the chosen method."""
 
-    tally: Tally | None
-    links: dict[int, list[Link]]  # sentence index -> links of the chosen method
+    tally: Tally | None  # every method, every sentence with gold
+    links: dict[int, list[Link]]  # sentence index -> links of the chosen method (when kept)
     method: Method
     skipped: list[tuple[int, str]]
     n: int
     n_gold: int
     selection: dict[str, Any] = field(default_factory=dict)
     held_out: Tally | None = None  # `best`: the tally of the sentences the choice was NOT made on
+    sentences: list[SentenceScore] = field(default_factory=list)
+    analysis: dict[str, Any] = field(default_factory=dict)  # breakdown, omissions, sinks (Breakdown.summary)
+
+    @property
+    def reported(self) -> Tally | None:
+        """The tally the corpus figures are read from."""
+        return self.held_out or self.tally
 
     def summary(self) -> dict[str, Any]:
-        """The docs/formats.md `align --json` object, plus `readings`, `selection`, `skipped`."""
-        out: dict[str, Any] = {"n": self.n, "n_scored": self.n_gold, "method": self.method.name}
-        scored = self.held_out or self.tally
+        """The docs/formats.md `align --json` object, plus `readings`, `selection`, `skipped`, `sentences`,
+        `breakdown`, `omissions`, `sinks` and `merge` (the counts a merge of shards adds up)."""
+        scored = self.reported
+        out: dict[str, Any] = {"n": self.n, "n_scored": scored.n if scored else 0,
+                               "n_gold": self.tally.n if self.tally else 0, "method": self.method.name}
         if scored is None or scored.n == 0:
             out.update(aer=None, precision=None, recall=None, heads=[], readings={},
                        note="no gold links in the file: links extracted, metrics skipped")
@@ -123,30 +214,90 @@ class Report:
             for reading in READINGS:
                 if self.selection:  # `best`: the best method of each reading, chosen and reported as above
                     pick = self.selection["per_reading"][reading]
+                    pick = Method.parse(pick) if isinstance(pick, str) else pick
                 else:
                     pick = Method(m.extract, reading, m.layer, m.head, m.threshold, m.weights)
-                out["readings"][reading] = {"method": pick.name if isinstance(pick, Method) else pick,
-                                            **scored[pick].as_dict()}
+                out["readings"][reading] = {"method": pick.name, **scored[pick].as_dict()}
         if self.selection:
             out["selection"] = {k: v for k, v in self.selection.items() if k != "per_reading"}
-        out["skipped"] = [{"index": i, "reason": r} for i, r in self.skipped]
+        out["skipped"] = [{"index": i, "reason": r} for i, r in sorted(self.skipped)]
+        out["sentences"] = [r.as_dict() for r in sorted(self.sentences, key=lambda r: r.index)]
+        out.update(self.analysis)
+        out["merge"] = self.merge_counts()
+        return out
+
+    def merge_counts(self) -> dict[str, Any]:
+        """What `merge` needs to add shards up exactly: every counted method's summed counts."""
+        out: dict[str, Any] = {"kind": "align", "n": self.n}
+        for name, tally in (("tally", self.tally), ("reported", self.held_out)):
+            if tally is not None:
+                out[name] = {"layers": tally.layers, "heads": tally.heads, "thresholds": list(tally.thresholds),
+                             "weights": tally.weights, "n": tally.n, "counts": tally.counts.tolist()}
+        if self.selection:
+            out["selection"] = {k: (v.name if isinstance(v, Method) else v) for k, v in self.selection.items()
+                                if k != "per_reading"}
+            out["selection"]["per_reading"] = {r: (p.name if isinstance(p, Method) else p)
+                                               for r, p in self.selection["per_reading"].items()}
         return out
 
 
-def _golds(examples: Sequence[Example], what: str = "sentence") -> dict[int, Gold]:
-    """Parsed gold links of the examples that have any; ValueError naming the sentence otherwise."""
-    golds: dict[int, Gold] = {}
-    for k, ex in enumerate(examples):
-        if ex.gold.strip():
-            try:
-                golds[k] = parse_pharaoh(ex.gold)
-                golds[k].check(len(ex.source.split()), len(ex.target.split()))
-            except ValueError as exc:
-                raise ValueError(f"{what} {k + 1}: {exc}") from None
-    return golds
+class Corpus(Protocol):
+    """Sentences to align: batches of (index, example) for the indices `keep` accepts; the indices of the
+    sentences with gold links (parsed and checked: ValueError naming the bad one); their source sentences."""
+
+    def batches(self, keep: Callable[[int], bool] | None = None) -> Iterable[list[tuple[int, Any]]]: ...
+
+    def golds(self) -> list[int]: ...
+
+    def gold(self, index: int, item: Any) -> Gold | None: ...
+
+    def sources(self) -> Iterable[str]: ...
 
 
-def _fits(wa: WordAttention, ex: Example) -> bool:
+def check_gold(text: str, source: str, target: str, what: str) -> Gold:
+    try:
+        gold = parse_pharaoh(text)
+        gold.check(len(source.split()), len(target.split()))
+    except ValueError as exc:
+        raise ValueError(f"{what}: {exc}") from None
+    return gold
+
+
+class MemoryCorpus:
+    """A list of examples (index = position), in batches sorted by length within windows (model.engine.stream)."""
+
+    def __init__(self, examples: Sequence[Any], batch_size: int = 32, progress: bool = False,
+                 what: str = "sentence") -> None:
+        self.examples, self.batch_size, self.progress, self.what = examples, batch_size, progress, what
+
+    def batches(self, keep: Callable[[int], bool] | None = None) -> Iterator[list[tuple[int, Any]]]:
+        from attention_lens.model.engine.stream import Line, batches
+        from tqdm import tqdm
+
+        lines = (Line(k + 1, ex.source, ex.target, ex.gold) for k, ex in enumerate(self.examples)
+                 if keep is None or keep(k))
+        bar = tqdm(total=len(self.examples), desc="aligning", unit="sent", disable=not self.progress, leave=False)
+        for batch in batches(lines, self.batch_size):
+            yield [(line.number - 1, line) for line in batch]
+            bar.update(len(batch))
+        bar.close()
+
+    def golds(self) -> list[int]:
+        out = []
+        for k, ex in enumerate(self.examples):
+            if ex.gold.strip():
+                check_gold(ex.gold, ex.source, ex.target, f"{self.what} {k + 1}")
+                out.append(k)
+        return out
+
+    def gold(self, index: int, item: Any) -> Gold | None:
+        return parse_pharaoh(item.gold) if item.gold.strip() else None
+
+    def sources(self) -> Iterator[str]:
+        return (ex.source for ex in self.examples)
+
+
+def _fits(wa: WordAttention, ex: Any) -> bool:
     """The engine's normalised words are as many as the file's, so gold indices point at the same words."""
     return len(wa.source_words) == len(ex.source.split()) and len(wa.target_words) == len(ex.target.split())
 
@@ -154,15 +305,56 @@ def _fits(wa: WordAttention, ex: Example) -> bool:
 MISFIT = "normalising the sentence changed its number of words, so the gold indices would not match"
 
 
-def run_alignment(engine: Engine, examples: Sequence[Example], method: str = DEFAULT_METHOD,
-                  batch_size: int = 32, progress: bool = True,
-                  select_on: Sequence[Example] | None = None) -> Report:
-    """Align every example and count every candidate method against its gold links (when it has any).
+class _Spill:
+    """Per-sentence count blocks of every method, kept in a temporary file (memory does not grow with them)."""
+
+    def __init__(self) -> None:
+        self.file = tempfile.TemporaryFile()  # noqa: SIM115 -- closed by close()
+        self.index: list[int] = []
+        self.possible: list[int] = []
+        self.shape: tuple[int, int] | None = None
+
+    def add(self, index: int, block: np.ndarray, possible: int) -> None:
+        self.shape = block.shape
+        self.file.write(block.astype(np.int32).tobytes())
+        self.index.append(index)
+        self.possible.append(possible)
+
+    def rows(self, column: int) -> Iterator[tuple[int, np.ndarray, int]]:
+        """(index, counts of method `column`, |P|) for every spilled sentence, in the order added."""
+        if self.shape is None:
+            return
+        self.file.seek(0)
+        size = self.shape[0] * self.shape[1] * 4
+        for index, possible in zip(self.index, self.possible):
+            block = np.frombuffer(self.file.read(size), dtype=np.int32).reshape(self.shape)
+            yield index, block[column], possible
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def word_stats(engine: Engine, corpus: Corpus) -> WordStats:
+    """Source word frequencies from the model's training counts when it ships them, else from the file."""
+    counts = engine.source_word_counts()
+    return WordStats.of(counts, "training") if counts else WordStats.from_sources(corpus.sources())
+
+
+def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, method: str = DEFAULT_METHOD,
+                  batch_size: int = 32, progress: bool = True, select_on: Sequence[Example] | None = None, *,
+                  corpus: Corpus | None = None, keep_links: bool = True,
+                  on_links: Callable[[int, list[Link]], None] | None = None,
+                  omission_mass: float = OMISSION_MASS) -> Report:
+    """Align every sentence and count every candidate method against its gold links (when it has any), with
+    per-sentence counts, the breakdown, omissions and sinks of the chosen method. Memory does not grow with the
+    number of sentences (the corpus is read in batches; per-sentence results are a few integers), except the
+    links when `keep_links` (`on_links` receives each sentence's links instead, in no particular order).
 
     `best` picks the lowest-AER method: on `select_on` when given (other sentences with gold, e.g. a valid
-    split), its scores then reported on all of `examples`; otherwise, with 20 or more gold sentences, on the
+    split), its scores then reported on all of the corpus; otherwise, with 20 or more gold sentences, on the
     first half, scores reported on the second half (a held-out estimate); with fewer, chosen and reported on
     the same sentences, and the report says so."""
+    corpus = corpus if corpus is not None else MemoryCorpus(examples or [], batch_size, progress)
     weights = weights_of(method)
     chosen = None if method.startswith(BEST) else Method.parse(method)
     thresholds = SEARCH_THRESHOLDS
@@ -174,54 +366,145 @@ def run_alignment(engine: Engine, examples: Sequence[Example], method: str = DEF
     def new() -> Tally:
         return Tally(engine.n_decoder_layers, engine.n_heads, thresholds, weights)
 
-    golds = _golds(examples)
-    pre = None
+    gold_ids = corpus.golds()
+    selection: dict[str, Any] = {}
     if chosen is None and select_on is not None:
-        pre_golds = _golds(select_on, "selection sentence")
+        pre_corpus = MemoryCorpus(select_on, batch_size, progress, "selection sentence")
+        pre_corpus.golds()
         pre = new()
-        for item in align_corpus(engine, select_on, batch_size, progress, weights=weights):
-            if item.attention is not None and item.index in pre_golds and _fits(item.attention,
-                                                                                select_on[item.index]):
-                pre.add(item.attention, pre_golds[item.index])
+        for item in align_batches(engine, pre_corpus.batches(), weights=weights):
+            ex = select_on[item.index]
+            if item.attention is not None and ex.gold.strip() and _fits(item.attention, ex):
+                pre.add(item.attention, parse_pharaoh(ex.gold))
         if pre.n == 0:
             raise ValueError("no sentence of the selection data has gold links this model could align")
-    split = len(golds) // 2 if (chosen is None and pre is None and len(golds) >= 20) else None
-    first_half = set(sorted(golds)[:split])
-    tally = new()
-    select, held = (new(), new()) if split is not None else (None, None)
-    kept: dict[int, WordAttention] = {}
-    skipped: list[tuple[int, str]] = []
-    for item in align_corpus(engine, examples, batch_size, progress, weights=weights):
-        if item.attention is None or not _fits(item.attention, examples[item.index]):
-            skipped.append((item.index, item.error or MISFIT))
-            continue
-        kept[item.index] = wa = item.attention
-        if item.index in golds:
-            tally.add(wa, golds[item.index])
-            if split is not None:
-                (select if item.index in first_half else held).add(wa, golds[item.index])
-    selection: dict[str, Any] = {}
+        chosen = pre.best()
+        selection = {"chosen_on": pre.n, "per_reading": {r: pre.best(r) for r in READINGS},
+                     "note": "best method chosen on separate selection sentences, scores reported on these"}
+    picked: frozenset[int] = frozenset()  # `best` without selection data: the sentences it is chosen on
+    in_sample = False
     if chosen is None:
-        pick_from = pre or select or tally
-        if pick_from.n == 0:
+        if len(gold_ids) >= 20:
+            picked = frozenset(gold_ids[:len(gold_ids) // 2])
+        else:
+            picked, in_sample = frozenset(gold_ids), True
+    stats = word_stats(engine, corpus)
+    analysis = Breakdown(stats, omission_mass)
+    links: dict[int, list[Link]] = {}
+    skipped: list[tuple[int, str]] = []
+    rows: list[SentenceScore] = []
+    n_read = 0
+
+    # 1. `best` without selection data: count every method on the chosen-on sentences, blocks spilled
+    sel_tally = new()
+    spill = _Spill()
+    if picked:
+        for batch_items, item in _aligned(engine, corpus, lambda k: k in picked, weights):
+            n_read += 1
+            ex = batch_items[item.index]
+            if item.attention is None or not _fits(item.attention, ex):
+                skipped.append((item.index, item.error or MISFIT))
+                continue
+            gold = corpus.gold(item.index, ex)
+            block = sel_tally.block(item.attention, gold)
+            sel_tally.add_block(block)
+            spill.add(item.index, block, len(gold.possible))
+        if sel_tally.n == 0:
             chosen = Method.parse(DEFAULT_METHOD)
             selection = {"note": f"no gold links: 'best' cannot choose, so {DEFAULT_METHOD} was used"}
         else:
-            chosen = pick_from.best()
-            if pre is not None:
-                selection = {"chosen_on": pre.n, "reported_on": tally.n,
-                             "note": "best method chosen on separate selection sentences, scores reported on "
-                                     "these"}
-            elif split is not None:
-                selection = {"chosen_on": select.n, "reported_on": held.n,
-                             "note": "best method chosen on the first half of the gold sentences, scores reported "
-                                     "on the second half"}
+            chosen = sel_tally.best()
+            selection = {"chosen_on": sel_tally.n, "per_reading": {r: sel_tally.best(r) for r in READINGS},
+                         "note": ("best method chosen and scored on the same sentences (fewer than 20 with gold): "
+                                  "an optimistic, in-sample figure") if in_sample else
+                         ("best method chosen on the first half of the gold sentences, scores reported on the "
+                          "second half")}
+    elif chosen is None:
+        chosen = Method.parse(DEFAULT_METHOD)
+        selection = {"note": f"no gold links: 'best' cannot choose, so {DEFAULT_METHOD} was used"}
+    column = sel_tally.index[chosen.name]
+
+    def score(item: Aligned, ex: Any, tally: Tally | None, count_rows: bool) -> None:
+        wa = item.attention
+        mask = extract(wa.matrix(chosen.reading, chosen.layer, chosen.head), chosen.extract, chosen.threshold)
+        found = links_of(mask)
+        if keep_links:
+            links[item.index] = found
+        if on_links is not None:
+            on_links(item.index, found)
+        mass = wa.matrix(chosen.reading, None, None).sum(axis=0)
+        omitted = tuple(analysis.add_omissions(wa.source_words, mask, mass))
+        if item.sinks is not None:
+            analysis.add_sinks(item.sinks, item.rows)
+        gold = corpus.gold(item.index, ex)
+        if gold is None:
+            return
+        sure, possible = gold_matrices(gold, len(wa.target_words), len(wa.source_words))
+        analysis.add_links(wa.source_words, item.pieces, mask, sure, possible)
+        if tally is not None:
+            block = tally.block(wa, gold)
+            tally.add_block(block)
+            c = block[column]
+        else:
+            c = (int(mask.sum()), int(sure.sum()), int((mask & sure).sum()), int((mask & possible).sum()))
+        if count_rows:
+            rows.append(SentenceScore(item.index, int(c[1]), len(gold.possible), int(c[0]), int(c[2]), int(c[3]),
+                                      omitted=omitted))
+
+    # 2. every other sentence, with the method known: counted, scored, its links handed on
+    rest = new()
+    for batch_items, item in _aligned(engine, corpus, (lambda k: k not in picked) if picked else None, weights):
+        n_read += 1
+        ex = batch_items[item.index]
+        if item.attention is None or not _fits(item.attention, ex):
+            skipped.append((item.index, item.error or MISFIT))
+            continue
+        score(item, ex, rest, True)
+
+    # 3. the chosen-on sentences again, with the method now known, for their links (and, when they are the
+    #    reported ones, their breakdown); their counts come from the spilled blocks
+    omitted_of: dict[int, tuple[int, ...]] = {}
+    if picked and sel_tally.n and (keep_links or on_links is not None or in_sample):
+        for batch_items, item in _aligned(engine, corpus, lambda k: k in picked, weights):
+            if item.attention is None or not _fits(item.attention, batch_items[item.index]):
+                continue
+            if in_sample:
+                before = len(rows)
+                score(item, batch_items[item.index], None, True)
+                omitted_of[item.index] = rows.pop(before).omitted if len(rows) > before else ()
             else:
-                selection = {"chosen_on": tally.n, "reported_on": tally.n,
-                             "note": "best method chosen and scored on the same sentences (fewer than 20 with "
-                                     "gold): an optimistic, in-sample figure"}
-            if tally.n:
-                selection["in_sample_aer"] = tally[chosen].aer
-            selection["per_reading"] = {r: pick_from.best(r) for r in READINGS}
-    links = {k: chosen.links(wa) for k, wa in kept.items()}
-    return Report(tally if tally.n else None, links, chosen, skipped, len(examples), tally.n, selection, held)
+                mask = extract(item.attention.matrix(chosen.reading, chosen.layer, chosen.head), chosen.extract,
+                               chosen.threshold)
+                if keep_links:
+                    links[item.index] = links_of(mask)
+                if on_links is not None:
+                    on_links(item.index, links_of(mask))
+    for index, c, possible in spill.rows(column):
+        rows.append(SentenceScore(index, int(c[1]), possible, int(c[0]), int(c[2]), int(c[3]),
+                                  selection=not in_sample, omitted=omitted_of.get(index, ())))
+    spill.close()
+
+    if picked:
+        tally = sel_tally.merged(rest) if rest.n else sel_tally
+        held = rest if not in_sample and sel_tally.n else None
+        if sel_tally.n:
+            selection["reported_on"] = (held.n if held is not None else sel_tally.n)
+            selection["in_sample_aer"] = tally[chosen].aer
+    else:
+        tally, held = rest, None
+        if selection.get("chosen_on"):
+            selection["reported_on"] = rest.n
+            if rest.n:
+                selection["in_sample_aer"] = rest[chosen].aer
+    n_total = n_read if not isinstance(corpus, MemoryCorpus) else len(corpus.examples)
+    return Report(tally if tally.n else None, links, chosen, skipped, n_total, tally.n, selection, held, rows,
+                  analysis.summary())
+
+
+def _aligned(engine: Engine, corpus: Corpus, keep: Callable[[int], bool] | None,
+             weights: str) -> Iterator[tuple[dict[int, Any], Aligned]]:
+    """(the batch's items by index, Aligned) for every sentence `keep` accepts."""
+    for batch in corpus.batches(keep):
+        items = dict(batch)
+        for item in align_batches(engine, [batch], weights=weights):
+            yield items, item

@@ -37,20 +37,41 @@ class Tally:
         self.index = {meth.name: k for k, meth in enumerate(self.methods)}
         self.counts = np.zeros((len(self.methods), 4), dtype=np.int64)
 
-    def add(self, wa: WordAttention, gold: Gold) -> None:
+    def block(self, wa: WordAttention, gold: Gold) -> np.ndarray:
+        """One sentence's counts of every candidate method, (len(methods), 4) int64, in `methods` order."""
         if (wa.layers, wa.heads) != (self.layers, self.heads):
             raise ValueError(f"a sentence has {wa.layers}x{wa.heads} heads, the tally {self.layers}x{self.heads}")
         sure, possible = gold_matrices(gold, len(wa.target_words), len(wa.source_words))
+        n_sure = int(sure.sum())
         blocks = []
         stacked = {reading: wa.stacked(reading) for reading in READINGS}  # (S, m, n) each
         for how, tau in [("argmax", 0.0), ("inter", 0.0), ("union", 0.0)] + [("threshold", t)
                                                                             for t in self.thresholds]:
             for reading in READINGS:
                 a = extract(stacked[reading], how, tau)
-                blocks.append(np.stack([a.sum(axis=(1, 2)), np.full(len(a), sure.sum()),
+                blocks.append(np.stack([a.sum(axis=(1, 2)), np.full(len(a), n_sure),
                                         (a & sure).sum(axis=(1, 2)), (a & possible).sum(axis=(1, 2))], axis=1))
-        self.counts += np.concatenate(blocks)
+        return np.concatenate(blocks).astype(np.int64)
+
+    def add_block(self, block: np.ndarray) -> None:
+        """Add one sentence's counts (a `block`)."""
+        self.counts += block
         self.n += 1
+
+    def add(self, wa: WordAttention, gold: Gold) -> np.ndarray:
+        """Count one sentence; returns its block."""
+        block = self.block(wa, gold)
+        self.add_block(block)
+        return block
+
+    def merged(self, other: Tally) -> Tally:
+        """The tally of both sets of sentences (counts summed)."""
+        if [m.name for m in self.methods] != [m.name for m in other.methods]:
+            raise ValueError("the two tallies counted different methods")
+        out = Tally(self.layers, self.heads, self.thresholds, self.weights)
+        out.counts = self.counts + other.counts
+        out.n = self.n + other.n
+        return out
 
     def __getitem__(self, method: Method | str) -> Counts:
         name = method if isinstance(method, str) else method.name
