@@ -28,7 +28,7 @@ from attention_lens.model.analysis.leakage import (
     sample_report,
 )
 from attention_lens.model.analysis.probe import ProbeResult, probe
-from attention_lens.model.corpora import Example, first_test_examples, read_tsv
+from attention_lens.model.corpora import PAIRS, Example, first_test_examples, read_tsv
 from attention_lens.model.corpora.grouped_split import held_out_split
 from attention_lens.model.engine import CheckpointError, DecodeOptions, Engine, ModelInputError, Trace, load_engine
 from attention_lens.model.engine.bugs import EXPLAIN as BUG_EXPLAIN
@@ -104,14 +104,22 @@ def language_hint(engine: Engine, source: str) -> str | None:
 
 
 # ---- analyses (cached like traces) ------------------------------------------------------------------------
+NO_TEST_SPLIT = ("No test split ships for this model: its card names neither a built-in language pair ({pairs}) "
+                 "nor a training file, and its heads would be measured on another language's sentences. Use your "
+                 "own pairs instead (a file of source<TAB>target lines).")
+
+
 def test_examples(engine: Engine, n: int) -> list[Example]:
     """The first n pairs of the model's own test split: for a model trained on a file (the everyday models),
-    the split `train --data` made of it; for a built-in pair, its generated test split."""
+    the split `train --data` made of it; for a built-in pair, its generated test split. A model with neither
+    (a Hugging Face model, whose card names no built-in pair) raises ModelInputError (NO_TEST_SPLIT)."""
     card = engine.card
     if isinstance(card.get("data"), str) and card.get("text") == "raw":
         test = held_out_split(card["data"], int(card.get("seed", 0)))["test"][:n]
         return [Example(s, t, "") for s, t in test]
-    return first_test_examples(card.get("pair", "en-fr"), n)
+    if card.get("pair") not in PAIRS:
+        raise ModelInputError(NO_TEST_SPLIT.format(pairs=", ".join(PAIRS)))
+    return first_test_examples(card["pair"], n)
 
 
 

@@ -71,8 +71,14 @@ def pairs_ui(model_key: str) -> tuple[str, tuple[tuple[str, str], ...] | None]:
     data = st.segmented_control("Pairs", list(DATA), key=K_DATA, format_func=DATA.get, required=True,
                                 label_visibility="collapsed")
     if data != "file":
+        try:
+            test = services.test_pairs(model_key, SIZES[0])
+        except ModelInputError as exc:  # no test split of this model's own language (a Hugging Face model)
+            st.info(state.text(exc) + " Choose “Your file” above.")
+            return "", None
         n = st.select_slider("Test pairs", SIZES, key=K_N)
-        return f"the first {n} pairs of the test split", tuple(services.test_pairs(model_key, n))
+        test = test if n == SIZES[0] else services.test_pairs(model_key, n)
+        return f"the first {n} pairs of the test split", tuple(test)
     up = st.file_uploader("Your pairs: a TSV, source<TAB>target per line", type=["tsv", "txt"], key=K_FILE)
     if up is None:
         st.caption("Upload a file to rank the heads on your own sentences (the test split is one click away).")
