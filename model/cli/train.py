@@ -37,6 +37,8 @@ def run(args: argparse.Namespace) -> int:
                      dtype=args.dtype, vocab_size=args.vocab_size, time_budget=60 * args.time_budget,
                      threads=args.threads, ema=args.ema,
                      init_from=args.init_from or "",
+                     align_links=args.align_links or "", align_layer=args.align_layer, align_head=args.align_head,
+                     align_weight=args.align_weight, align_reading=args.align_reading,
                      raw_text=(args.text or ("raw" if args.data else "conventions")) == "raw")
     splits, meta = load_rows(args)
     card = train(splits, Path(args.out), tc, meta, progress=not args.quiet)
@@ -87,5 +89,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="start from this checkpoint's weights and tokenizers (its dimensions win over "
                         "--d-model/--heads/--layers/--vocab-size): continue a run, or fine-tune a healthy model "
                         "into a broken variant; the card records it")
+    guided = p.add_argument_group(
+        "guided alignment", "train one cross-attention head toward a word aligner's links while the model keeps "
+        "translating (Garg et al. 2019); the loss is the KL divergence of the head's attention, summed over each "
+        "source word's pieces, from the links normalised per target word (model/training/guided.py)")
+    guided.add_argument("--align-links", metavar="FILE",
+                        help="Pharaoh links, one line per pair of --data (python -m model aligner writes one)")
+    guided.add_argument("--align-layer", type=int, default=2, help="decoder layer, 1-based (default %(default)s)")
+    guided.add_argument("--align-head", type=int, default=1,
+                        help="head of that layer, 1-based; 0: the mean of its heads (default %(default)s)")
+    guided.add_argument("--align-weight", type=float, default=1.0,
+                        help="weight of the alignment loss beside the translation loss (default %(default)s)")
+    guided.add_argument("--align-reading", choices=("shift", "plain"), default="shift",
+                        help="the decoder rows a target word is read from: where its pieces are the input "
+                             "(shift, align's default) or where they are predicted (plain)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)

@@ -29,6 +29,14 @@ from attention_lens.model.builtin.word_counts import count_words
 from attention_lens.model.corpora import PAIRS
 from attention_lens.model.engine.masks import decoder_self_mask
 from attention_lens.model.engine.tensors import pad_batch
+from attention_lens.model.training.guided import (
+    alignment_loss,
+    build_guides,
+    check_selection,
+    guide_batch,
+    head_attention,
+    read_links,
+)
 from torch import nn
 from tqdm import tqdm
 
@@ -58,6 +66,13 @@ class TrainConfig:
     ema: float = 0.0  # decay of an exponential moving average of the weights, validated and saved (0: off)
     raw_text: bool = False  # text as people type it: no corpus-convention normalisation, an NFKC tokenizer
     init_from: str = ""  # a checkpoint folder to start from: its tokenizers, dimensions and weights
+    # guided alignment (model.training.guided): a Pharaoh file with one line per pair of the data file; the
+    # 1-based decoder layer and head (0: the layer's mean) whose cross-attention is trained toward its links
+    align_links: str = ""
+    align_layer: int = 2
+    align_head: int = 1
+    align_weight: float = 1.0
+    align_reading: str = "shift"
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -68,6 +83,8 @@ class TrainConfig:
             raise ValueError(f"ema must be in [0, 1), got {self.ema!r}")
         if self.dtype not in ("float16", "float32"):
             raise ValueError("dtype must be float16 or float32")
+        if self.align_links and self.align_weight <= 0:
+            raise ValueError(f"align_weight must be positive with align_links, got {self.align_weight!r}")
         unknown = sorted(set(self.architecture) - set(ARCHITECTURE))
         if unknown:
             raise ValueError(f"architecture: {unknown} are not among {ARCHITECTURE}")
@@ -75,7 +92,8 @@ class TrainConfig:
     def card_fields(self, cfg: ModelConfig) -> dict[str, Any]:
         """What a card records as its train_config: these settings, with the dimensions actually trained
         (`cfg`, the start's with init_from) in place of the ones asked for, and both vocabulary sizes."""
-        settings = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("architecture", "vocab_size")}
+        settings = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("architecture", "vocab_size")
+                    and (self.align_links or not k.startswith("align_"))}
         return {**settings, **{k: getattr(cfg, k) for k in ARCHITECTURE},
                 "src_vocab_size": cfg.src_vocab_size, "tgt_vocab_size": cfg.tgt_vocab_size}
 
@@ -133,6 +151,7 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
 
     train_src, train_lab = encode(train_rows)
     valid_src, valid_lab = encode(valid_rows[:500])
+    guides = _guides(train_rows, tc, meta, src_tok, tgt_tok, cfg, shift) if tc.align_links else None
     model = Transformer(cfg)
     if start is not None:
         model.load_state_dict(start.model.state_dict(), strict=True)
@@ -141,13 +160,24 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
     loss_fn = nn.CrossEntropyLoss(ignore_index=cfg.pad_id, label_smoothing=tc.label_smoothing)
     eval_loss_fn = nn.CrossEntropyLoss(ignore_index=cfg.pad_id, reduction="sum")
 
-    def batch_loss(srcs, labs, fn):
+    def batch_loss(srcs, labs, fn, guide=None):
+        """guide: the batch's Guides (guided alignment), or None; with one the loss adds align_weight times
+        the alignment loss, kept in align_seen for the log."""
         src, src_keep = pad_batch(srcs, cfg.pad_id)
         dec_in, tgt_keep = pad_batch([decoder_inputs(lab, cfg, shift) for lab in labs], cfg.pad_id)
         lab_t, _ = pad_batch(labs, cfg.pad_id)
         enc = model.encode(src, src_keep, need_weights=False)
-        logits = model.decode(dec_in, enc, decoder_self_mask(tgt_keep, causal), need_weights=False).logits
-        return fn(logits.reshape(-1, logits.shape[-1]), lab_t.reshape(-1)), logits, lab_t
+        tensors = None if guide is None else guide_batch(guide, src.shape[1], dec_in.shape[1])
+        out_ = model.decode(dec_in, enc, decoder_self_mask(tgt_keep, causal), need_weights=tensors is not None)
+        logits = out_.logits
+        loss = fn(logits.reshape(-1, logits.shape[-1]), lab_t.reshape(-1))
+        if tensors is not None:
+            term = alignment_loss(head_attention(out_.cross_attentions, tc.align_layer, tc.align_head), *tensors)
+            align_seen.append(term.item())
+            loss = loss + tc.align_weight * term
+        return loss, logits, lab_t
+
+    align_seen: list[float] = []
 
     log_rows: list[dict[str, Any]] = []
     log_path = out / LOG
@@ -170,7 +200,8 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
             idx = next(batches)
         for g in opt.param_groups:
             g["lr"] = _lr_at(step, tc, time.perf_counter() - t0)
-        loss, _, _ = batch_loss([train_src[i] for i in idx], [train_lab[i] for i in idx], loss_fn)
+        loss, _, _ = batch_loss([train_src[i] for i in idx], [train_lab[i] for i in idx], loss_fn,
+                                None if guides is None else [guides[i] for i in idx])
         opt.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -208,6 +239,12 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
             "init_from": ({"path": tc.init_from, "steps": start.card.get("steps"),
                            "train_seconds": start.card.get("train_seconds")} if start is not None else None),
             "train_pairs": len(train_rows), "valid_pairs": len(valid_rows), "test_pairs": len(splits["test"])}
+    if guides is not None:  # the alignment loss: its mean over the first and the last 100 steps
+        card["guided_alignment"] = {
+            "links": tc.align_links, "layer": tc.align_layer, "head": tc.align_head, "weight": tc.align_weight,
+            "reading": tc.align_reading, "supervised_pairs": sum(g is not None for g in guides),
+            "loss_first_100": round(sum(align_seen[:100]) / max(1, len(align_seen[:100])), 5),
+            "loss_last_100": round(sum(align_seen[-100:]) / max(1, len(align_seen[-100:])), 5)}
     dtype = torch.float16 if tc.dtype == "float16" else torch.float32
     counts = count_words(s for s, _ in train_rows) if tc.raw_text else None
     save_checkpoint(out, model, src_tok, tgt_tok, card, dtype=dtype, source_counts=counts)
@@ -229,6 +266,16 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
         card.update(card_pages(engine, card["pair"]))
     save_checkpoint(out, model, src_tok, tgt_tok, card, dtype=dtype, source_counts=counts)
     return card
+
+
+def _guides(rows, tc: TrainConfig, meta: dict[str, Any], src_tok, tgt_tok, cfg: ModelConfig, shift: bool):
+    """The Guide of each training pair (model.training.guided) from the links file of meta["data"]."""
+    if "data" not in meta:
+        raise ValueError("guided alignment needs --data: the links file has one line per pair of that file")
+    check_selection(tc.align_layer, tc.align_head, cfg.n_decoder_layers, cfg.n_heads)
+    links = read_links(meta["data"], tc.align_links)
+    return build_guides(rows, links, src_tok, tgt_tok, cfg.max_positions - 1, src_tok.piece(cfg.eos_id),
+                        tc.align_reading, shift)
 
 
 @torch.no_grad()

@@ -1,0 +1,98 @@
+"""Guided alignment: the loss is 0 exactly when the supervised attention equals the normalised links and
+positive otherwise; the rows and source words it supervises; a short guided fine-tune writes its card."""
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+import torch
+from attention_lens.model.training.guided import alignment_loss, guide_batch, sentence_guide
+
+from tests.fixtures.checkpoints import ROOT, SOURCES, TARGETS, build_tiny_checkpoint
+
+# Source "ab c" has pieces [▁a, b] [▁c] </s>: word 0 is two pieces. Target "x y" has labels ▁x ▁y </s>.
+SRC = ["\u2581a", "b", "\u2581c", "</s>"]
+LAB = ["\u2581x", "\u2581y", "</s>"]
+LINKS = "0-0 1-0 1-1"  # target word 0 <- source words 0 and 1; target word 1 <- source word 1
+
+
+def _batch(reading="shift"):
+    g = sentence_guide(LINKS, SRC, LAB, 2, 2, reading)
+    return g, guide_batch([g], n_pieces=4, m_rows=3)
+
+
+def test_rows_and_distributions_of_each_reading():
+    shift, _ = _batch("shift")
+    assert shift.rows == (1, 2)  # label t is the decoder's input at row t + 1
+    assert shift.dist == ((0.5, 0.5), (0.0, 1.0))
+    assert shift.source_groups == ((0, 1), (2,))
+    plain, _ = _batch("plain")
+    assert plain.rows == (0, 1)
+
+
+def _attention(rows):
+    return torch.tensor([rows], dtype=torch.float32)
+
+
+def test_zero_when_the_attention_equals_the_normalised_links():
+    _, tensors = _batch()
+    # row 0 is not supervised (anything); row 1: word 0 gets 0.3 + 0.2 = 0.5 over its two pieces, word 1 0.5;
+    # row 2: all on word 1
+    att = _attention([[0.1, 0.1, 0.1, 0.7], [0.3, 0.2, 0.5, 0.0], [0.0, 0.0, 1.0, 0.0]])
+    assert alignment_loss(att, *tensors).item() == 0.0
+
+
+def test_positive_otherwise_and_equal_to_the_kl_divergence():
+    _, tensors = _batch()
+    # row 1 puts 0.25 on </s>: word masses (0.25, 0.5) against q = (0.5, 0.5): KL = 0.5 ln 2; row 2 exact
+    att = _attention([[0.25, 0.25, 0.25, 0.25], [0.2, 0.05, 0.5, 0.25], [0.0, 0.0, 1.0, 0.0]])
+    loss = alignment_loss(att, *tensors).item()
+    assert loss > 0
+    assert loss == pytest.approx(0.5 * math.log(2) / 2, rel=1e-5)  # the mean over the two supervised rows
+    uniform = _attention([[1 / 3, 1 / 3, 1 / 3, 0.0]] * 3)
+    assert alignment_loss(uniform, *tensors).item() > 0
+
+
+def test_nothing_to_supervise():
+    assert sentence_guide("", SRC, LAB, 2, 2) is None
+    assert sentence_guide(LINKS, SRC, LAB, 3, 2) is None  # the pieces make 2 source words, the text 3
+    assert sentence_guide("5-0", SRC, LAB, 2, 2) is None  # a link outside the sentence
+    assert guide_batch([None, None], 4, 3) is None
+
+
+def test_guided_fine_tune_writes_its_card(tmp_path):
+    start = build_tiny_checkpoint(tmp_path / "tiny")
+    data = tmp_path / "pairs.tsv"
+    rows = [(s, t) for s, t in zip(SOURCES, TARGETS)] * 3
+    data.write_text("".join(f"{s}{k * ' '}\t{t}\n" for k, (s, t) in enumerate(rows)), encoding="utf-8")
+    links = tmp_path / "links.txt"
+    links.write_text("".join(" ".join(f"{i}-{min(i, len(t.split()) - 1)}" for i in range(len(s.split()))) + "\n"
+                             for s, t in rows), encoding="utf-8")
+    out = tmp_path / "guided"
+    run = subprocess.run([sys.executable, "-m", "model", "train", "--data", str(data), "--init-from", str(start),
+                          "--out", str(out), "--steps", "3", "--batch-size", "4", "--eval-every", "100",
+                          "--valid-sample", "1", "--warmup", "1", "--align-links", str(links), "--align-layer", "2",
+                          "--align-head", "0", "--align-weight", "0.5", "--quiet"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    card = json.loads((out / "card.json").read_text())
+    guided = card["guided_alignment"]
+    assert (guided["layer"], guided["head"], guided["weight"], guided["reading"]) == (2, 0, 0.5, "shift")
+    assert guided["supervised_pairs"] > 0 and guided["loss_first_100"] > 0
+    assert card["train_config"]["align_links"] == str(links)
+
+
+def test_bad_layer_is_one_line(tmp_path):
+    start = build_tiny_checkpoint(tmp_path / "tiny")
+    data = tmp_path / "pairs.tsv"
+    data.write_text("".join(f"{s}{k * ' '}\t{t}\n" for k, (s, t) in enumerate(zip(SOURCES * 2, TARGETS * 2))),
+                    encoding="utf-8")
+    links = tmp_path / "links.txt"
+    links.write_text("0-0\n" * 12, encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "model", "train", "--data", str(data), "--init-from", str(start),
+                          "--out", str(tmp_path / "o"), "--steps", "1", "--align-links", str(links),
+                          "--align-layer", "7", "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2
+    assert run.stderr.strip().splitlines()[-1].startswith("error: --align-layer must be a decoder layer 1..2")
