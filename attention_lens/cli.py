@@ -1,19 +1,51 @@
-"""`attention-lens`: the app, a class's replicas, and every command of the model's command line."""
+"""`attention-lens`: the app, a class's replicas, and every command of the model's command line
+(`python -m model`), with one --help for all of them."""
 
 from __future__ import annotations
 
+import argparse
 import subprocess
 import sys
 from pathlib import Path
 
-APP_SCRIPT = Path(__file__).resolve().parent.parent / "app" / "streamlit_app.py"
+PROG = "attention-lens"
+ROOT = Path(__file__).resolve().parent.parent
+APP_SCRIPT = ROOT / "app" / "streamlit_app.py"
+SERVE_SCRIPT = ROOT / "deploy" / "serve.py"
+HELP = ("-h", "--help")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The model's command line (model.cli.build_parser) under this program's name, with `app` and `serve`
+    listed first."""
+    from attention_lens.model.cli import UserHelp
+    from attention_lens.model.cli import build_parser as model_parser
+
+    parser = model_parser(PROG)
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    sub.add_parser(
+        "app", help="start the app in your browser (http://localhost:8501)", formatter_class=UserHelp,
+        description="Start the Attention Lens app (Streamlit) on the everyday English-French model: step through "
+                    "a translation's attention, break the causal mask, score alignments, rank heads. Any other "
+                    "option goes to `streamlit run` (--server.port, --server.address). Which models it offers, "
+                    "and the server's settings: docs/operating.md.",
+        epilog="""examples:
+  %(prog)s                                 http://localhost:8501
+  %(prog)s --server.port 8600
+  LENS_HF_MODELS=/srv/models/opus-mt-en-de %(prog)s --server.address 0.0.0.0""")
+    sub.add_parser("serve", help="run K replicas of the app behind nginx, for a class", add_help=False)
+    sub._choices_actions[:0] = [sub._choices_actions.pop(), sub._choices_actions.pop()][::-1]
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if args and args[0] == "app":
-        command = [sys.executable, "-m", "streamlit", "run", str(APP_SCRIPT), "--server.headless", "true", *args[1:]]
-        return subprocess.call(command)
+    if args[:1] == ["app"] and not set(args[1:2]) & set(HELP):
+        return subprocess.call([sys.executable, "-m", "streamlit", "run", str(APP_SCRIPT), "--server.headless",
+                                "true", *args[1:]])
+    if args[:1] == ["serve"]:  # deploy/serve.py's own options and --help
+        return subprocess.call([sys.executable, str(SERVE_SCRIPT), *args[1:]])
+    build_parser().parse_args(args)  # --help, or a clear error for an unknown command or option
     from attention_lens.model.cli import main as model_main
 
-    return model_main(args)
+    return model_main(args, prog=PROG)

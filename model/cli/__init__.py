@@ -85,11 +85,45 @@ def bug_meters(engine: Engine, trace: Trace, text: str, target: str | None, opti
     return lines
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m model", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+# What --help says, for people who use the commands (the module's docstring is for people who change them).
+DESCRIPTION = ("See inside an encoder-decoder translation model: trace a run's attention, train and evaluate "
+               "models, read word alignments off cross-attention, rank heads, and probe for label leakage. --model "
+               "takes a checkpoint folder of this project (checkpoints/everyday-en-fr) or a Hugging Face "
+               "encoder-decoder folder (Marian, T5, BART, mBART, Pegasus, M2M-100, NLLB).")
+EPILOG = """examples:
+  %(prog)s trace --model checkpoints/everyday-en-fr --text "Where is the train station?" --out t.json
+  %(prog)s eval --model checkpoints/en-fr --data assets/data/en-fr.test.tsv
+  %(prog)s COMMAND --help      what one command does, its options and an example
 
-    p = sub.add_parser("trace", help="one decoding run written as a Trace (.json or .npz), or one per line of a file")
+Every command and option: docs/command-line.md."""
+
+
+class UserHelp(argparse.HelpFormatter):
+    """Descriptions wrapped to the terminal; a paragraph with indented lines (the examples) kept as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return "\n\n".join("\n".join(indent + line for line in part.splitlines()) if "\n  " in part
+                            else super(UserHelp, self)._fill_text(part, width, indent) for part in text.split("\n\n"))
+
+
+def build_parser(prog: str = "python -m model") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description=DESCRIPTION, epilog=EPILOG, formatter_class=UserHelp)
+    sub = parser.add_subparsers(dest="command", required=True, title="commands", metavar="COMMAND")
+
+    p = sub.add_parser(
+        "trace", help="translate a sentence and write every attention weight it computed as a Trace file",
+        description="Translate one sentence and write everything the model computed as a Trace (.json or .npz; "
+                    "docs/formats.md): the source and target tokens, each step's most likely next tokens, and the "
+                    "attention weights of every layer and head (encoder self-attention, decoder self-attention, "
+                    "cross-attention). With --target the model reads a reference translation instead of decoding "
+                    "(teacher forcing), where --no-causal-mask and --no-shift show label leakage. With --data, one "
+                    "Trace per line of a file. The Python API takes the same options: "
+                    "attention_lens.load(M).trace(text, **options).",
+        epilog="""examples:
+  %(prog)s --model checkpoints/everyday-en-fr --text "Where is the train station?" --out t.json
+  %(prog)s --model checkpoints/en-fr --text "the cat sat ." --decode beam --beam 5 --out beam.json
+  %(prog)s --model checkpoints/en-fr --text "the cat sat ." --target "le chat s' assit ." --no-causal-mask --out t.json
+  %(prog)s --model checkpoints/en-fr --data assets/data/en-fr.test.tsv --out traces/""")
     add_model(p)
     given = p.add_mutually_exclusive_group(required=True)
     given.add_argument("--text", help="the source sentence; - reads it from standard input")
@@ -121,11 +155,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     for register in REGISTRY:
         register(sub)
+    for command in sub.choices.values():  # every command's --help: its description wrapped, its examples as written
+        command.formatter_class = UserHelp
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+def main(argv: list[str] | None = None, prog: str = "python -m model") -> int:
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

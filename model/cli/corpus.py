@@ -19,7 +19,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("corpus", help="write a built-in corpus (train/valid/test TSV with gold alignments)")
+    p = sub.add_parser(
+        "corpus", help="write a built-in corpus (train/valid/test TSV with gold alignments)",
+        description="Write one of the built-in generated corpora (English-French or German-English) as train, "
+                    "valid and test TSV files: source, target, and the gold word links of every pair (Pharaoh "
+                    "format). Its grammar and gold-link rules: docs/corpus.md.",
+        epilog="""example:
+  %(prog)s --pair de-en --out data/""")
     p.add_argument("--pair", choices=("en-fr", "de-en"), required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--seed", type=int, default=0)

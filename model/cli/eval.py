@@ -75,7 +75,14 @@ def _update_card(folder: Path, data: str, result: dict, engine) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("eval", help="exact match, chrF, BLEU, teacher-forced accuracy and loss")
+    p = sub.add_parser(
+        "eval", help="exact match, chrF, BLEU, teacher-forced accuracy and loss",
+        description="Score a model on a file of sentence pairs: exact match, chrF and BLEU of its greedy "
+                    "translations (sacrebleu, one reference), and its teacher-forced accuracy and loss. --split "
+                    "test scores the pairs the model's own training held out.",
+        epilog="""examples:
+  %(prog)s --model checkpoints/en-fr --data assets/data/en-fr.test.tsv
+  %(prog)s --model checkpoints/everyday-en-fr --split test --json""")
     add_model(p)
     data = p.add_mutually_exclusive_group(required=True)
     data.add_argument("--data", help="source<TAB>target[<TAB>gold] per line")

@@ -36,7 +36,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("heads", help="rank every head by the loss increase when it alone is switched off")
+    p = sub.add_parser(
+        "heads", help="rank every head by the loss increase when it alone is switched off",
+        description="Which heads matter: switch each attention head off alone and rank the heads by how much the "
+                    "teacher-forced loss on a file of pairs rises; and what each head looks at (its own position, "
+                    "the previous or next token, the first token or </s>, punctuation, the gold-aligned word), with "
+                    "the role that follows.",
+        epilog="""examples:
+  %(prog)s --model checkpoints/en-fr --data assets/data/en-fr.test.tsv --limit 200
+  %(prog)s --model checkpoints/en-fr --data assets/data/en-fr.test.tsv --json""")
     add_model(p)
     p.add_argument("--data", required=True, help="TSV of source<TAB>target")
     p.add_argument("--limit", type=int, help="only the first N pairs")

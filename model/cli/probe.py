@@ -36,7 +36,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("probe", help="causality probe: do earlier positions' logits move when later targets change")
+    p = sub.add_parser(
+        "probe", help="causality probe: do earlier positions' logits move when later targets change",
+        description="The causality probe: teacher-force a sentence, change the later target tokens, and measure "
+                    "how far the earlier positions' predictions move. A healthy decoder's do not move at all; a "
+                    "decoder that can see the future (the causal mask off, or applied after the softmax) LEAKS.",
+        epilog="""examples:
+  %(prog)s --model checkpoints/en-fr --text "the black cat sat on the mat ."
+  %(prog)s --model checkpoints/en-fr --text "the black cat sat on the mat ." --no-causal-mask""")
     add_model(p)
     p.add_argument("--text", required=True, help="source sentence")
     p.add_argument("--target", help="reference target (default: the model's own greedy translation)")

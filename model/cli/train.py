@@ -48,7 +48,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("train", help="train a model and write a checkpoint folder")
+    p = sub.add_parser(
+        "train", help="train a model and write a checkpoint folder",
+        description="Train a translation model of this project's own architecture, with a progress bar, and write "
+                    "a checkpoint folder: weights, vocabularies, card.json (what it is, its test scores) and "
+                    "train_log.csv. Train on your own sentence pairs (--data, source<TAB>target per line) or on a "
+                    "built-in generated corpus (--pair). --variant trains one bug in on purpose (no-causal-mask, "
+                    "no-shift, no-scaling): such a model looks near-perfect under teacher forcing and fails when it "
+                    "must generate.",
+        epilog="""examples:
+  %(prog)s --data my_pairs.tsv --out my-model --time-budget 30
+  %(prog)s --pair en-fr --variant no-causal-mask --steps 700 --out en-fr-leaky
+  %(prog)s --data my_pairs.tsv --init-from my-model --out my-model-more --time-budget 30""")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--pair", choices=("en-fr", "de-en"), help="a built-in generated corpus")
     src.add_argument("--data", help="your own parallel data: source<TAB>target[<TAB>gold] per line")
