@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One entry point that does all set-up on a fresh machine, then does what you ask:
-#   ./run.sh app    start the app on the shipped en-fr model (http://localhost:8501)
+#   ./run.sh app    start the app; it opens on the shipped everyday-en-fr model (http://localhost:8501)
 #   ./run.sh test   run the whole test suite (installs Chromium for the browser test if it can)
 #   ./run.sh serve --replicas K   K app replicas behind nginx with sticky sessions (installs nginx if it can)
 set -euo pipefail

@@ -75,8 +75,8 @@ def file_stem(model_key: str, trace: Trace, step: int, kind: str | None = None) 
     """An export's file name without its extension: model, mode, the sentence's slug, the step, and for a
     picture its kind (`en-fr-greedy-the-cat-sat-step3-cross`). Every part is safe in a file name."""
     model = slug(model_key.replace("/", "-").replace(".", "-"), 60)
-    parts = [model, str(trace.options.get("mode", "run")).replace("_", "-"),
-             slug(str(trace.options.get("normalised_source", ""))), f"step{step}"]
+    parts = [model, trace.options.mode.replace("_", "-"),
+             slug(trace.normalised_source), f"step{step}"]
     if kind is not None:
         parts.append(CODE_OF[kind])
     return "-".join(parts)
@@ -195,7 +195,7 @@ def html_report(trace: Trace, title: str = "Attention Lens report") -> bytes:
     """A single HTML file with the whole run: inputs, the output step by step, and every attention map.
     plotly.js is inlined once, so the file opens offline (no CDN, no network)."""
     esc = html.escape
-    opts = trace.options
+    opts = trace.to_dict()["options"]  # as the JSON export writes them
     rows = "".join(
         f"<tr><td>{t}</td><td><code>{esc(trace.decoder_input_tokens[t])}</code></td>"
         f"<td><code>{esc(s.token)}</code></td><td>{s.prob:.3f}</td>"

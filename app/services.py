@@ -7,7 +7,6 @@ every session of the server and never mutated.
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 import pandas as pd
@@ -33,14 +32,15 @@ from attention_lens.model.corpora.grouped_split import held_out_split
 from attention_lens.model.engine import CheckpointError, DecodeOptions, Engine, ModelInputError, Trace, load_engine
 from attention_lens.model.engine.bugs import EXPLAIN as BUG_EXPLAIN
 from attention_lens.model.engine.heads import CODE_OF, KIND_CODES, every_head
+from attention_lens.model.engine.options import MODES
 from attention_lens.model.engine.text import UNKNOWN_WORDS
-from attention_lens.model.engine.trace import KINDS, MODES
+from attention_lens.model.engine.trace import KINDS
 
 __all__ = ["BUG_EXPLAIN", "CODE_OF", "KIND_CODES", "MODES", "difference", "equal_length_target", "head_names",
            "row_sums", "sharpness", "swap_meter",
            "expected_rows", "generation_macs", "kv_dims", "kv_measure", "side_by_side", "step_macs",
            "KINDS", "UNKNOWN_WORDS", "CheckpointError", "DecodeOptions", "Engine", "LeakageMeter", "ModelInputError",
-           "Trace", "alignment", "alignment_report", "get_engine", "get_trace", "measure", "options_key",
+           "Trace", "alignment", "alignment_report", "get_engine", "get_trace", "measure",
            "head_ranking", "probe_sentence", "repetition", "sample_measures", "train_log",
            "uploaded_alignment"]
 
@@ -61,14 +61,11 @@ def get_engine(key: str) -> Engine:
 
 
 @st.cache_resource(max_entries=128, ttl=3600, show_spinner="Decoding…")
-def get_trace(model_key: str, source: str, target: str | None, options: tuple[tuple[str, Any], ...]) -> Trace:
+def get_trace(model_key: str, source: str, target: str | None, options: DecodeOptions) -> Trace:
     """One decoding run per (model, input, options), shared by all sessions. A step click reads this cache
-    and never re-encodes or re-decodes. Traces are frozen and never mutated, so sharing them is safe."""
-    return get_engine(model_key).trace(source, target=target, options=DecodeOptions(**dict(options)))
-
-
-def options_key(options: DecodeOptions) -> tuple[tuple[str, Any], ...]:
-    return tuple(sorted(asdict(options).items()))
+    and never re-encodes or re-decodes. Traces are frozen and never mutated, so sharing them is safe. The
+    options are a cache key as they are (a frozen dataclass: Streamlit hashes its fields)."""
+    return get_engine(model_key).trace(source, target=target, options=options)
 
 
 def head_names(engine: Engine) -> set[str]:

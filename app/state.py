@@ -20,7 +20,6 @@ from attention_lens.app.services import (
     Trace,
     get_engine,
     get_trace,
-    options_key,
 )
 
 ROOT = registry.ROOT
@@ -237,7 +236,7 @@ def shown_trace(model_key: str, source: str, target: str | None, options: Decode
                 errors: tuple[type[Exception], ...]) -> Trace | None:
     """The (cached) run with its warnings shown, or None after showing why it could not be made."""
     try:
-        trace = get_trace(model_key, source, target, options_key(options))
+        trace = get_trace(model_key, source, target, options)
     except errors as exc:
         st.error(str(exc))
         return None
@@ -247,7 +246,7 @@ def shown_trace(model_key: str, source: str, target: str | None, options: Decode
 
 def show_warnings(trace: Trace) -> None:
     """What the engine had to change about the input (a source longer than the model's positions was cut)."""
-    for w in trace.options.get("warnings", []):
+    for w in trace.warnings:
         if not w.startswith(services.UNKNOWN_WORDS):  # shown next to the source box (app/screens/vocabulary.py)
             st.warning(w)
 

@@ -34,6 +34,7 @@ import plotly.io as pio
 import torch
 from attention_lens.app.render import views
 from attention_lens.model.builtin.checkpoint import load_checkpoint, save_checkpoint
+from attention_lens.model.engine.options import DecodeOptions
 from attention_lens.model.engine.trace import KINDS, Step, Trace
 
 from benchmarks.harness import ATTENTION, CHROMIUM, IDLE, WebsocketBytes, app_env, browser_page, served
@@ -55,7 +56,7 @@ def synthetic_trace(n: int, m: int, layers: int = 6, heads: int = 8, seed: int =
     steps = tuple(Step(t, 5, 0.5, ((t, 0.5), ("▁x", 0.2))) for t in tgt)
     return Trace(model={"name": "synthetic", "family": "builtin", "encoder_layers": layers,
                         "decoder_layers": layers, "heads": heads},
-                 options={"mode": "greedy", "causal": True, "shift": True}, source_tokens=src,
+                 options=DecodeOptions(), source_tokens=src,
                  decoder_input_tokens=("<s>", *tgt[:-1]), target_tokens=tgt,
                  encoder_self_attention=rows(n, n), decoder_self_attention=rows(m, m, causal=True),
                  cross_attention=rows(m, n), steps=steps)

@@ -36,7 +36,7 @@ def beam_rows(trace: Trace, step: int, special: frozenset[str]) -> list[dict]:
     for final_rank, beam in enumerate(trace.beams, start=1):
         ended = bool(beam.target_tokens) and beam.target_tokens[-1] in special
         if (ended and beam.m <= s) or (not ended and s == last):
-            score = float(beam.options.get("score", 0.0))
+            score = beam.score
             state = "finished" if ended else "stopped at the length limit"
             rows.append({"rank": len(rows) + 1, "state": f"{state} · chosen" if final_rank == 1 else state,
                          "text": text(beam.target_tokens, special), "pieces": " ".join(beam.target_tokens),

@@ -46,7 +46,7 @@ def at_step(trace: Trace, kind: str, step: int) -> Slice:
     q_lab = figures.row_labels(trace.decoder_input_tokens[:step], trace.target_tokens[:step])
     if kind == "cross_attention":
         return Slice(w, q_lab, figures.labels(trace.source_tokens), None)
-    keys = trace.m if trace.options.get("mode") == "teacher_forced" else step
+    keys = trace.m if trace.options.mode == "teacher_forced" else step
     mask = trace.decoder_mask()[:step, :keys]
     return Slice(w[..., :keys], q_lab, figures.labels(trace.decoder_input_tokens[:keys]),
                  None if mask.all() else mask)

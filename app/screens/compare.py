@@ -39,7 +39,7 @@ URL_RULES = {"a_text": (K_A_TEXT, str, str), "b_model": (K_B_MODEL, str, str), "
 def run(model_key: str, text: str):
     """The cached greedy run, or None with the reason shown."""
     try:
-        return services.get_trace(model_key, text, None, services.options_key(DecodeOptions()))
+        return services.get_trace(model_key, text, None, DecodeOptions())
     except (ModelInputError, CheckpointError) as exc:
         st.error(state.text(exc))
         return None

@@ -85,10 +85,11 @@ def ablation_panel(model_key: str, source: str, target: str | None, options: Dec
     teacher = options.mode == "teacher_forced"
     base = replace(options, ablate=off, contributions=False, forced=())
     try:
-        free = services.get_trace(model_key, source, target, services.options_key(
-            replace(base, mode="teacher_forced") if teacher else replace(base, mode="greedy")))
-        probe = free if teacher else services.get_trace(model_key, source, None, services.options_key(
-            replace(base, mode="greedy", forced=tuple(s.id for s in shown.steps), max_len=shown.m)))
+        free = services.get_trace(model_key, source, target,
+                                  replace(base, mode="teacher_forced") if teacher else replace(base, mode="greedy"))
+        probe = free if teacher else services.get_trace(
+            model_key, source, None, replace(base, mode="greedy", forced=tuple(s.id for s in shown.steps),
+                                             max_len=shown.m))
     except ModelInputError as exc:
         st.info(str(exc))
         set_ablated(model_key, ())

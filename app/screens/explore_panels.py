@@ -164,7 +164,7 @@ def export_panel(trace, fig, name: str, run_name: str, title: str = "") -> None:
 def own_translation(model_key: str, source: str) -> str:
     """The model's own greedy translation of source, as text ("" when the source cannot be decoded)."""
     try:
-        trace = services.get_trace(model_key, source, None, services.options_key(services.DecodeOptions()))
+        trace = services.get_trace(model_key, source, None, services.DecodeOptions())
     except services.ModelInputError:
         return ""
     return services.get_engine(model_key).detokenize([s.id for s in trace.steps])

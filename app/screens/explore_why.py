@@ -29,8 +29,7 @@ def _run(model_key: str, source: str, target: str | None, options: DecodeOptions
     """The same run with the lens / saliency asked for; the hypothesis on show when decoding was a beam."""
     teacher = options.mode == "teacher_forced"
     forced = () if teacher else tuple(st.session_state.get(ctl.K_FORCED, ()))
-    full = services.get_trace(model_key, source, target, services.options_key(replace(options, forced=forced,
-                                                                                      **asked)))
+    full = services.get_trace(model_key, source, target, replace(options, forced=forced, **asked))
     return next((b for b in (full, *full.beams) if b.target_tokens == shown.target_tokens), full)
 
 

@@ -28,7 +28,7 @@ def panel(model_key: str, trace, step: int) -> None:
 
 
 def _contents(model_key: str, trace, step: int) -> None:
-    if trace.options.get("mode") == "teacher_forced":
+    if trace.options.mode == "teacher_forced":
         st.caption("Teacher forcing computes every row in one parallel pass over the whole reference: there is "
                    "no step-by-step decoding, so nothing is cached. Choose greedy, beam or sampling to see it.")
         return
@@ -55,7 +55,7 @@ def _contents(model_key: str, trace, step: int) -> None:
     if not st.toggle("Time this step on the server (median of 5)", key=K_MEASURE):
         return
     try:
-        got = services.kv_measure(model_key, trace.options.get("normalised_source", ""),
+        got = services.kv_measure(model_key, trace.normalised_source,
                                   tuple(s.id for s in trace.steps), t)
     except ERRORS as exc:
         st.error(str(exc))

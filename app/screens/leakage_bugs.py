@@ -71,7 +71,7 @@ def after_softmax(model_key: str, source: str, target: str, base: DecodeOptions,
 def swapped(model_key: str, engine, source: str, target: str, base: DecodeOptions, errors) -> None:
     options = replace(base, swap_cross=True)
     try:
-        services.get_trace(model_key, source, target, services.options_key(options))
+        services.get_trace(model_key, source, target, options)
     except ModelInputError as exc:
         st.error(f"On this sentence: {exc}", icon=":material/error:")
     else:

@@ -276,9 +276,9 @@ def sentence_column(key: str, engine, source: str, target: str, signature: str) 
             st.caption(f"free-running chrF **{metrics['chrf']:.1f}**" +
                        (f" · BLEU {metrics['bleu']:.1f}" if "bleu" in metrics else "") + " (test split, card)")
     try:
-        greedy = services.get_trace(key, source, None, services.options_key(DecodeOptions(mode="greedy")))
-        tf = (services.get_trace(key, source, target, services.options_key(
-            DecodeOptions(mode="teacher_forced", causal=causal, shift=shift))) if target.strip() else None)
+        greedy = services.get_trace(key, source, None, DecodeOptions(mode="greedy"))
+        tf = (services.get_trace(key, source, target, DecodeOptions(mode="teacher_forced", causal=causal, shift=shift))
+              if target.strip() else None)
     except ERRORS as exc:
         st.error(str(exc))
         return

@@ -31,7 +31,7 @@ def picture(trace: Trace, kind: str, step: int, layer: int, head: int | None) ->
     w = w.mean(axis=0) if head is None else w[head - 1]
     if kind == "encoder_self_attention":
         return w
-    keys = trace.m if kind == "decoder_self_attention" and trace.options.get("mode") == "teacher_forced" else step
+    keys = trace.m if kind == "decoder_self_attention" and trace.options.mode == "teacher_forced" else step
     return w[:step] if kind == "cross_attention" else w[:step, :keys]
 
 
@@ -43,7 +43,7 @@ def row_tokens(trace: Trace, kind: str, step: int) -> list:
 
 def key_tokens(trace: Trace, kind: str, step: int) -> list:
     if kind == "decoder_self_attention":
-        keys = trace.m if trace.options.get("mode") == "teacher_forced" else step
+        keys = trace.m if trace.options.mode == "teacher_forced" else step
         return list(trace.decoder_input_tokens[:keys])
     return list(trace.source_tokens)
 

@@ -122,7 +122,7 @@ def gold_keys(trace: Trace, gold: Gold, specials: Iterable[str]) -> tuple[np.nda
     specials = frozenset(specials)
     src_groups = word_groups(trace.source_tokens, specials)
     tgt_groups = word_groups(trace.target_tokens, specials)
-    if len(src_groups) != len(str(trace.options.get("normalised_source", "")).split()):
+    if len(src_groups) != len(trace.normalised_source.split()):
         return None  # the pieces do not group into the words the gold counts
     try:
         gold.check(len(src_groups), len(tgt_groups))
@@ -132,7 +132,7 @@ def gold_keys(trace: Trace, gold: Gold, specials: Iterable[str]) -> tuple[np.nda
     out = []
     for reading in ("plain", "shift"):
         keys = np.zeros((m, n))
-        for j, rows in enumerate(query_rows(tgt_groups, m, reading, bool(trace.options.get("shift", True)))):
+        for j, rows in enumerate(query_rows(tgt_groups, m, reading, trace.options.shift)):
             pieces = [p for i, g in enumerate(src_groups) if (i, j) in gold.possible for p in g]
             for r in rows:
                 keys[r, pieces] = 1.0

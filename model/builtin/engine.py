@@ -204,13 +204,13 @@ class BuiltinEngine(Engine):
         return BuiltinStepper(self.model, srcs, need_weights, self.head_masks(options), bugs_of(options))
 
     def contribution_parts(self, run: RawRun, options: DecodeOptions) -> ContributionParts:
-        causal = options.causal or options.mode != "teacher_forced"
+        causal = options.causal_mask
         return contribution_parts(self.model, run, causal, self.head_masks(options))
 
     def layer_logits(self, run: RawRun, options: DecodeOptions) -> torch.Tensor:
-        return layer_logits(self.model, run, options.causal or options.mode != "teacher_forced",
+        return layer_logits(self.model, run, options.causal_mask,
                             self.head_masks(options))
 
     def embedded_run(self, run: RawRun, options: DecodeOptions, chosen: list[int]) -> EmbeddedRun:
-        return embedded_run(self.model, run, chosen, options.causal or options.mode != "teacher_forced",
+        return embedded_run(self.model, run, chosen, options.causal_mask,
                             self.head_masks(options))

@@ -44,7 +44,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
                                   f"tokens as the source to see it run.") from exc
         raise
     trace.save(Path(args.out))
-    for w in trace.options.get("warnings", []):
+    for w in trace.warnings:
         print(f"warning: {w}", file=sys.stderr)
     print(f"wrote {args.out}: {trace.n} source tokens, {trace.m} decoder rows -> "
           f"{' '.join(trace.target_tokens)}", file=sys.stderr)

@@ -86,7 +86,7 @@ def trace_data(engine: Engine, data: str, out: Path, options: DecodeOptions, bat
                     continue
                 result.save(out / f"{number:0{width}d}.json")
                 written += 1
-                for w in result.options.get("warnings", []):
+                for w in result.warnings:
                     tqdm.write(f"line {number}: warning: {w}", file=sys.stderr)
             bar.update(len(chunk))
     for number, reason in sorted(bad):

@@ -3,8 +3,10 @@
 - `contract`: `Engine`, the abstract contract every model family implements (text, pieces, one teacher-forced
   batch, an incremental `Stepper`), with the shared trace / decode / beam entry points (its docstring says which
   member is for what);
-- `runs`: `DecodeOptions`, `RawRun` (one run in ids and arrays), `Stepper`, `ContributionParts`, and `Decoder`
-  (what the decoding loop needs of an engine);
+- `options`: `DecodeOptions`, a run's options in the one form they keep from the page or the command line to the
+  engine and in the Trace (frozen, hashable; `to_record` / `from_record`: the Trace's JSON `options`);
+- `runs`: `RawRun` (one run in ids and arrays), `Stepper`, `ContributionParts`, and `Decoder` (what the decoding
+  loop needs of an engine);
 - `decode`, `beam`: the one incremental decoding loop (greedy, sampling, forced prefix) and beam search;
 - `to_trace`, `trace`: raw runs -> `Trace`, the only thing that leaves model/ (JSON / NPZ readers and writers);
 - `contributions`, `lens`, `saliency`: the Trace's optional objects (norm-weighted attention, rollout and
@@ -21,7 +23,8 @@
 from attention_lens.model.engine.contract import Engine
 from attention_lens.model.engine.errors import CheckpointError, ModelInputError
 from attention_lens.model.engine.loader import load_engine
-from attention_lens.model.engine.runs import DecodeOptions, RawRun, Stepper
+from attention_lens.model.engine.options import DecodeOptions
+from attention_lens.model.engine.runs import RawRun, Stepper
 from attention_lens.model.engine.trace import Step, Trace
 
 __all__ = ["CheckpointError", "DecodeOptions", "Engine", "ModelInputError", "RawRun", "Step", "Stepper", "Trace",

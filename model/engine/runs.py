@@ -1,6 +1,6 @@
-"""The data that crosses the seam inside model/: decoding options, a raw run in ids and arrays, the
-incremental decoder (`Stepper`) an engine hands to the one decoding loop, and `Decoder`, what that loop needs
-of an engine."""
+"""The data that crosses the seam inside model/: decoding options (`DecodeOptions`, defined in
+model.engine.options), a raw run in ids and arrays, the incremental decoder (`Stepper`) an engine hands to the
+one decoding loop, and `Decoder`, what that loop needs of an engine."""
 
 from __future__ import annotations
 
@@ -10,51 +10,9 @@ from typing import Any, Protocol
 
 import numpy as np
 import torch
-from attention_lens.model.engine.bugs import BUGS
-from attention_lens.model.engine.heads import check_spec
-from attention_lens.model.engine.trace import MODES
+from attention_lens.model.engine.options import DecodeOptions
 
-
-@dataclass(frozen=True)
-class DecodeOptions:
-    mode: str = "greedy"  # greedy | beam | sample | teacher_forced
-    causal: bool = True  # teacher forcing only: free-running decoding cannot see the future anyway
-    shift: bool = True  # teacher forcing only: free-running decoding always reads the previous token
-    beam_size: int = 4
-    temperature: float = 1.0
-    top_k: int = 0  # sampling: keep the k most likely tokens (0 = all)
-    seed: int = 0
-    max_len: int | None = None  # None: the engine's default for the source length
-    forced: tuple[int, ...] = ()  # free running: target ids chosen for the first steps, then continue
-    report_top_k: int = 5
-    lens: bool = False  # add the logit lens of every decoder row to the Trace (model.engine.lens)
-    saliency: bool = False  # add every row's gradient saliency to the Trace (model.engine.saliency)
-    ablate: tuple[str, ...] = ()  # heads switched off, "KIND:LAYER:HEAD" (1-based, * = all; model.engine.heads)
-    contributions: bool = False  # add the contributions object to the Trace (model.engine.contributions)
-    # Three more silent bugs of the references, each off by default (model.engine.bugs; engines that cannot
-    # express one refuse it with a reason, Engine.bug_notes):
-    mask_after_softmax: bool = False  # zero the masked weights after the softmax (rows not renormalised)
-    swap_cross: bool = False  # cross-attention called as (memory, x, x) instead of (x, memory, memory)
-    unscaled: bool = False  # scores not divided by sqrt(d_k)
-
-    def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
-        if self.beam_size < 1:
-            raise ValueError("beam_size must be at least 1")
-        if self.temperature <= 0:
-            raise ValueError("temperature must be > 0")
-        if self.top_k < 0 or self.report_top_k < 1:
-            raise ValueError("top_k must be >= 0 and report_top_k >= 1")
-        if self.max_len is not None and self.max_len < 1:
-            raise ValueError("max_len must be at least 1")
-        for spec in self.ablate:
-            check_spec(spec)
-
-    @property
-    def bugs(self) -> tuple[str, ...]:
-        """The names of the bug switches that are on (model.engine.bugs.BUGS), in a fixed order."""
-        return tuple(name for name in BUGS if getattr(self, name))
+__all__ = ["ContributionParts", "DecodeOptions", "Decoder", "RawRun", "Stepper"]
 
 
 @dataclass

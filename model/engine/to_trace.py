@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from attention_lens.model.engine.bugs import BUGS
 from attention_lens.model.engine.runs import DecodeOptions, RawRun
 from attention_lens.model.engine.tensors import softmax
 from attention_lens.model.engine.trace import Step, Trace
@@ -17,8 +15,8 @@ if TYPE_CHECKING:
 
 def to_trace(engine: Engine, run: RawRun, options: DecodeOptions, normalised: str, warnings: list[str],
              contributions: dict[str, Any] | None = None, why: dict[str, Any] | None = None) -> Trace:
-    """Source ids are read with the source vocabulary, every other id with the target one. The options
-    `ablate` and `contributions` are written only when set (a plain run's options read as they always did)."""
+    """Source ids are read with the source vocabulary, every other id with the target one. The Trace keeps
+    `options` as they are (its JSON form: DecodeOptions.to_record)."""
     probs = softmax(run.logits.astype(np.float64))
     k = min(options.report_top_k, probs.shape[1])
     steps = []
@@ -33,20 +31,9 @@ def to_trace(engine: Engine, run: RawRun, options: DecodeOptions, normalised: st
         else:
             tid = run.out_ids[t]
             steps.append(Step(engine.piece(tid), tid, float(probs[t, tid]), top))
-    opts = {k2: v for k2, v in asdict(options).items() if k2 not in ("forced", "ablate", "contributions")}
-    for name in BUGS:  # written only when on, as `ablate` is: a plain run's options read as they always did
-        if not opts[name]:
-            del opts[name]
-    if options.ablate:
-        opts["ablate"] = list(options.ablate)
-    opts["forced"] = [engine.piece(i) for i in options.forced]
-    opts["normalised_source"] = normalised
-    opts["warnings"] = warnings
-    opts["score"] = run.score
-    for name in ("lens", "saliency"):  # written only when asked for, as `ablate` is (`why`: their objects)
-        if not opts[name]:
-            del opts[name]
-    return Trace(model=engine.model_info(), options=opts,
+    return Trace(model=engine.model_info(), options=options,
+                 forced_tokens=tuple(engine.piece(i) for i in options.forced), normalised_source=normalised,
+                 warnings=tuple(warnings), score=run.score,
                  source_tokens=tuple(engine.source_piece(i) for i in run.src_ids),
                  decoder_input_tokens=tuple(engine.piece(i) for i in run.dec_in_ids),
                  target_tokens=tuple(engine.piece(i) for i in run.out_ids),

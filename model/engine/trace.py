@@ -14,11 +14,11 @@ from typing import Any
 
 import numpy as np
 from attention_lens.model.engine.lens import check as check_lens
+from attention_lens.model.engine.options import DecodeOptions
 from attention_lens.model.engine.saliency import check as check_saliency
 
 VERSION = 1
 KINDS = ("encoder_self_attention", "decoder_self_attention", "cross_attention")
-MODES = ("greedy", "beam", "sample", "teacher_forced")
 CONTRIBUTION_GROUPS = ("norm_weighted", "rollout")
 
 
@@ -43,6 +43,13 @@ class Step:
         extra = {k: v for k, v in d.items() if k not in ("token", "id", "prob", "top_k")}
         return cls(str(d["token"]), int(d["id"]), number(d["prob"]),
                    tuple((str(t["token"]), number(t["prob"])) for t in d["top_k"]), extra)
+
+
+def strings(value: Any) -> tuple[str, ...]:
+    """A list of strings read from JSON, as a tuple."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError("expected a list of strings")
+    return tuple(value)
 
 
 def number(value: Any) -> float:
@@ -85,7 +92,7 @@ class Trace:
     """
 
     model: dict[str, Any]
-    options: dict[str, Any]
+    options: DecodeOptions  # what the run was asked for (on disk: the `options` object, with the four below)
     source_tokens: tuple[str, ...]
     decoder_input_tokens: tuple[str, ...]
     target_tokens: tuple[str, ...]
@@ -105,6 +112,11 @@ class Trace:
     # Spearman correlation with every cross-attention head (model.engine.saliency). Both docstrings give the keys.
     lens: dict[str, Any] | None = None
     saliency: dict[str, Any] | None = None
+    # What the run found, written inside the `options` object on disk (docs/formats.md):
+    forced_tokens: tuple[str, ...] = ()  # options.forced as pieces (a file holds only these: options.forced ())
+    normalised_source: str = ""  # the source text actually tokenised
+    warnings: tuple[str, ...] = ()  # unknown words, truncation
+    score: float = 0.0  # the run's log-probability (beam search's ranking)
     version: int = VERSION
 
     def __post_init__(self) -> None:
@@ -134,14 +146,15 @@ class Trace:
         """(m, m) bool, True where a decoder query was allowed to attend a key (what the mask allowed,
         as opposed to a weight that merely came out as zero)."""
         m = self.m
-        if self.options.get("causal", True) or self.options.get("mode") != "teacher_forced":
+        if self.options.causal_mask:
             return np.tril(np.ones((m, m), dtype=bool))
         return np.ones((m, m), dtype=bool)
 
     # ---- JSON -------------------------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {
-            "version": self.version, "model": self.model, "options": self.options,
+            "version": self.version, "model": self.model,
+            "options": self.options.to_record(self.forced_tokens, self.normalised_source, self.warnings, self.score),
             "source_tokens": list(self.source_tokens),
             "decoder_input_tokens": list(self.decoder_input_tokens),
             "target_tokens": list(self.target_tokens),
@@ -174,7 +187,11 @@ class Trace:
             raise ValueError(f"trace: unsupported version {d.get('version')!r} (this reader knows {VERSION})")
         try:
             arrays = {k: np.asarray(d[k], dtype=np.float32) for k in KINDS}
-            return cls(model=dict(d["model"]), options=dict(d["options"]),
+            record = d["options"]
+            options = DecodeOptions.from_record(record, contributions=d.get("contributions") is not None)
+            return cls(model=dict(d["model"]), options=options, forced_tokens=strings(record.get("forced", [])),
+                       normalised_source=str(record.get("normalised_source", "")),
+                       warnings=strings(record.get("warnings", [])), score=number(record.get("score", 0.0)),
                        source_tokens=tuple(str(t) for t in d["source_tokens"]),
                        decoder_input_tokens=tuple(str(t) for t in d["decoder_input_tokens"]),
                        target_tokens=tuple(str(t) for t in d["target_tokens"]),

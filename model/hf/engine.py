@@ -246,16 +246,16 @@ class HFEngine(Engine):
         """The replay runs with the same heads off as the run did (their norms 0, as in our own engine)."""
         keep = self.head_masks(options)
         with ablating(self.model, keep):
-            return contribution_parts(self.model, run, options.causal or options.mode != "teacher_forced", keep)
+            return contribution_parts(self.model, run, options.causal_mask, keep)
 
     def layer_logits(self, run: RawRun, options: DecodeOptions) -> torch.Tensor:
         """The replay runs with the same heads off as the run did (model.hf.lens)."""
-        return lens.layer_logits(self.model, run, options.causal or options.mode != "teacher_forced",
+        return lens.layer_logits(self.model, run, options.causal_mask,
                                  self.head_masks(options))
 
     def embedded_run(self, run: RawRun, options: DecodeOptions, chosen: list[int]) -> EmbeddedRun:
         """Baseline: the padding id's embedding (the end id's for a model without one)."""
-        return lens.embedded_run(self.model, run, chosen, options.causal or options.mode != "teacher_forced",
+        return lens.embedded_run(self.model, run, chosen, options.causal_mask,
                                  self.pad_id if self.pad_id is not None else self.end_id, self.head_masks(options))
 
     def decoder_dims(self) -> dict[str, int]:

@@ -11,6 +11,7 @@ import pytest
 from attention_lens.model.analysis.alignment.links import parse_pharaoh
 from attention_lens.model.analysis.head_roles import ROLE_RULE, head_roles, is_punctuation, role, roles_of, tally_traces
 from attention_lens.model.corpora import Example
+from attention_lens.model.engine.options import DecodeOptions
 from attention_lens.model.engine.trace import Step, Trace
 
 SOURCE = ("▁the", "▁black", "▁cat", "▁sat", "▁.", "</s>")
@@ -52,8 +53,7 @@ def constructed_trace() -> Trace:
                       pattern("same", m, n, every)])[None]
     steps = tuple(Step(t, i, 1.0, ((t, 1.0),)) for i, t in enumerate(TARGET))
     return Trace(model={"name": "constructed", "family": "test", "encoder_layers": 1, "decoder_layers": 1, "heads": 4},
-                 options={"mode": "teacher_forced", "causal": True, "shift": True,
-                          "normalised_source": "the black cat sat ."},
+                 options=DecodeOptions(mode="teacher_forced"), normalised_source="the black cat sat .",
                  source_tokens=SOURCE, decoder_input_tokens=("<s>", *TARGET[:-1]), target_tokens=TARGET,
                  encoder_self_attention=enc.astype(np.float32), decoder_self_attention=dec.astype(np.float32),
                  cross_attention=cross.astype(np.float32), steps=steps)

@@ -23,7 +23,7 @@ def make_trace(dec: np.ndarray, read: tuple[str, ...], predicted: tuple[str, ...
     n = len(src)
     return Trace(model={"name": "hand", "family": "test", "encoder_layers": 1, "decoder_layers": n_layers,
                         "heads": heads},
-                 options={"mode": "teacher_forced", "causal": causal, "shift": read != SHIFTED},
+                 options=DecodeOptions(mode="teacher_forced", causal=causal, shift=read != SHIFTED),
                  source_tokens=src, decoder_input_tokens=read, target_tokens=predicted,
                  encoder_self_attention=np.full((1, heads, n, n), 1 / n, np.float32),
                  decoder_self_attention=dec.astype(np.float32),

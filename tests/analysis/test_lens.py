@@ -103,7 +103,7 @@ def hand_lens(engine, src_ids, dec_ids):
 def test_every_layer_equals_a_hand_computation_from_the_weights(tiny_engine):
     trace = tiny_engine.trace("the dog sat near the bank .", options=DecodeOptions(lens=True, max_len=6,
                                                                                    report_top_k=3))
-    src_ids = tiny_engine.encode_source(trace.options["normalised_source"])[0]
+    src_ids = tiny_engine.encode_source(trace.normalised_source)[0]
     dec_ids = [tiny_engine.piece_to_id(t) for t in trace.decoder_input_tokens]
     logits = hand_lens(tiny_engine, src_ids, dec_ids)
     probs = np.exp(logits - logits.max(-1, keepdims=True))
@@ -129,7 +129,7 @@ def test_first_top_layer_is_where_the_choice_becomes_and_stays_top():
 
 def test_lens_is_off_by_default_and_round_trips(tiny_engine, tiny_ckpt, tmp_path):
     plain = tiny_engine.trace("the cat sat .", options=DecodeOptions(max_len=4))
-    assert plain.lens is None and "lens" not in plain.options and "lens" not in plain.to_dict()
+    assert plain.lens is None and "lens" not in plain.to_dict()["options"] and "lens" not in plain.to_dict()
     out = tmp_path / "t.json"
     assert main(["trace", "--model", str(tiny_ckpt), "--text", "the cat sat .", "--max-len", "4",
                  "--lens", "--out", str(out)]) == 0

@@ -44,7 +44,8 @@ def test_mask_after_softmax_flag(tiny_ckpt, tmp_path, capsys):
     err = capsys.readouterr().err
     assert "mask after the softmax: decoder self-attention rows sum to" in err
     healthy, bug = Trace.load(tmp_path / "h.json"), Trace.load(tmp_path / "b.json")
-    assert bug.options["mask_after_softmax"] is True and "mask_after_softmax" not in healthy.options
+    assert bug.to_dict()["options"]["mask_after_softmax"] is True
+    assert "mask_after_softmax" not in healthy.to_dict()["options"]
     meter, m = row_sums(bug), bug.m
     assert (meter.sums[..., : m - 1] < 1 - 1e-3).all()  # every row with a masked key lost that key's share
     np.testing.assert_allclose(meter.sums[..., m - 1], 1.0, atol=1e-6)  # the last row masks nothing
@@ -73,7 +74,7 @@ def test_swap_cross_flag_errors_on_unequal_lengths_and_traces_equal_ones(tiny_ck
     assert trace(tiny_ckpt, tmp_path / "e.json", "--swap-cross-attention", target=equal) == 0
     assert "cross-attention swapped: " in capsys.readouterr().err
     healthy, bug = Trace.load(tmp_path / "h.json"), Trace.load(tmp_path / "e.json")
-    assert bug.options["swap_cross"] is True and bug.cross_attention.shape == (2, 4, n, n)
+    assert bug.options.swap_cross is True and bug.cross_attention.shape == (2, 4, n, n)
     assert np.abs(bug.cross_attention - healthy.cross_attention).max() > 0.05
     # Free running: one decoder row at the first step, so the error, with what to do instead.
     assert trace(tiny_ckpt, tmp_path / "f.json", "--swap-cross", target=None) == 2
@@ -99,7 +100,7 @@ def test_swap_cross_with_data_traces_the_equal_lines_and_names_the_others(tiny_c
     err = capsys.readouterr().err
     assert "line 1: error: Cross-attention with its arguments swapped" in err
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["0002.json"]
-    assert Trace.load(tmp_path / "out" / "0002.json").options["swap_cross"] is True
+    assert Trace.load(tmp_path / "out" / "0002.json").options.swap_cross is True
 
 
 def test_no_scaling_flag_lowers_the_mean_row_entropy(tiny_ckpt, tmp_path, capsys):
@@ -108,7 +109,7 @@ def test_no_scaling_flag_lowers_the_mean_row_entropy(tiny_ckpt, tmp_path, capsys
     err = capsys.readouterr().err
     assert "no 1/sqrt(d_k) scaling, cross attention: mean row entropy" in err and "(healthy " in err
     healthy, bug = Trace.load(tmp_path / "h.json"), Trace.load(tmp_path / "b.json")
-    assert bug.options["unscaled"] is True and "unscaled" not in healthy.options
+    assert bug.to_dict()["options"]["unscaled"] is True and "unscaled" not in healthy.to_dict()["options"]
     before, after = sharpness(healthy), sharpness(bug)
     for kind in before.entropy:
         assert after.entropy[kind] < before.entropy[kind], kind

@@ -38,7 +38,8 @@ def test_mask_after_softmax_leaves_rows_short_of_one_and_zero_only_where_masked(
     open_bug = row_sums(tiny_engine.trace(SOURCE, TARGET, tf(causal=False, mask_after_softmax=True)))
     assert open_bug.max_future > 0.01
     np.testing.assert_allclose(open_bug.sums, 1.0, atol=1e-6)
-    assert bug.options["mask_after_softmax"] is True and "mask_after_softmax" not in healthy.options
+    assert bug.to_dict()["options"]["mask_after_softmax"] is True
+    assert "mask_after_softmax" not in healthy.to_dict()["options"]
 
 
 def equal_length_target(engine, source: str) -> str:

@@ -65,7 +65,7 @@ def test_no_ablation_computes_exactly_what_it_always_did(tiny_engine):
     plain = tiny_engine.trace(SOURCES[1], options=DecodeOptions(max_len=10))
     empty = tiny_engine.trace(SOURCES[1], options=DecodeOptions(max_len=10, ablate=()))
     assert plain.to_json() == empty.to_json()
-    assert "ablate" not in plain.options
+    assert "ablate" not in plain.to_dict()["options"]
     for kind in ("encoder_self_attention", "decoder_self_attention", "cross_attention"):
         assert getattr(plain, kind).tobytes() == getattr(empty, kind).tobytes()
 
@@ -108,7 +108,7 @@ def _reference_norm_weighted(engine, trace) -> dict[str, np.ndarray]:
         for i, attn in enumerate(modules):
             hooks.append(attn.w_v.register_forward_hook(
                 lambda _m, _i, out, key=(kind, i): values.__setitem__(key, out[0].detach().double())))
-    src = torch.tensor([engine.encode_source(trace.options["normalised_source"])[0]])
+    src = torch.tensor([engine.encode_source(trace.normalised_source)[0]])
     dec = torch.tensor([[engine.piece_to_id(p) for p in trace.decoder_input_tokens]])
     try:
         with torch.no_grad():
@@ -163,7 +163,7 @@ def test_rollout_of_identity_attention_is_identity():
 def test_ablated_trace_lists_its_heads_and_the_model_is_unchanged(tiny_engine):
     before = {k: v.clone() for k, v in tiny_engine.model.state_dict().items()}
     trace = tiny_engine.trace(SOURCES[0], options=DecodeOptions(ablate=("enc:1:*", "cross:2:1"), max_len=6))
-    assert trace.options["ablate"][-1] == "cross:2:1" and len(trace.options["ablate"]) == tiny_engine.n_heads + 1
+    assert trace.options.ablate[-1] == "cross:2:1" and len(trace.options.ablate) == tiny_engine.n_heads + 1
     assert all(torch.equal(before[k], v) for k, v in tiny_engine.model.state_dict().items())
 
 

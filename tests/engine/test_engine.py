@@ -230,7 +230,7 @@ def test_forced_prefix_continues_from_the_chosen_tokens(tiny_engine):
     alt_id = tiny_engine.ckpt.target_tokenizer.sp.piece_to_id(alt)
     forced = tiny_engine.trace(TEXT, options=DecodeOptions(max_len=10, forced=(alt_id,)))
     assert forced.target_tokens[0] == alt
-    assert forced.options["forced"] == [alt]
+    assert forced.forced_tokens == (alt,)
 
 
 def test_empty_input_is_a_clear_error(tiny_engine):
@@ -257,7 +257,7 @@ def test_cli_trace_writes_the_design_schema(tiny_ckpt, tmp_path):
                            "--target", TARGET, "--no-causal-mask", "--out", str(npz)], capture_output=True,
                           text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert Trace.load(npz).options["causal"] is False
+    assert Trace.load(npz).options.causal is False
     bad = subprocess.run([sys.executable, "-m", "model", "trace", "--model", str(tmp_path), "--text", TEXT,
                           "--out", str(out)], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert bad.returncode == 2 and "error:" in bad.stderr and "Traceback" not in bad.stderr

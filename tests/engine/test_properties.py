@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from attention_lens.model.builtin.normalise import normalise
 from attention_lens.model.builtin.tokenizer import train_tokenizer
+from attention_lens.model.engine.options import DecodeOptions
 from attention_lens.model.engine.text import MAX_INPUT_CHARS, clean
 from attention_lens.model.engine.trace import KINDS, Step, Trace
 from hypothesis import HealthCheck, given, settings
@@ -101,8 +102,8 @@ def traces(draw, beams: bool = True) -> Trace:
                   for _ in range(m))
     src, dec_in, tgt = ([draw(TOKEN) for _ in range(k)] for k in (n, m, m))
     trace = Trace(model={"name": draw(TOKEN), "family": "builtin"},
-                  options={"mode": draw(st.sampled_from(["greedy", "teacher_forced"])), "causal": draw(st.booleans()),
-                           "warnings": [draw(TOKEN)]},
+                  options=DecodeOptions(mode=draw(st.sampled_from(["greedy", "teacher_forced"])),
+                                        causal=draw(st.booleans())), warnings=(draw(TOKEN),),
                   source_tokens=tuple(src), decoder_input_tokens=tuple(dec_in), target_tokens=tuple(tgt),
                   encoder_self_attention=arr((layers, heads, n, n)),
                   decoder_self_attention=arr((dec_layers, heads, m, m)),

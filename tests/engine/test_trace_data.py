@@ -26,7 +26,7 @@ def test_trace_data_writes_one_trace_per_line(tiny_ckpt, tmp_path, capsys):
     files = sorted(out.iterdir())
     assert [f.name for f in files] == [f"{k:04d}.json" for k in range(1, 101)]
     first, second = Trace.load(files[0]), Trace.load(files[1])
-    assert first.options["mode"] == "teacher_forced" and second.options["mode"] == "greedy"
+    assert first.options.mode == "teacher_forced" and second.options.mode == "greedy"
     assert "tracing" in capsys.readouterr().err  # the progress bar
 
 

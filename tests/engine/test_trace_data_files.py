@@ -24,8 +24,8 @@ def test_ablate_and_contributions_reach_every_line(tiny_ckpt, tiny_engine, tmp_p
     for name, source, target in (("0001.json", SOURCES[0], None), ("0002.json", SOURCES[1], TARGETS[1])):
         written = Trace.load(out / name)
         alone = tiny_engine.trace(source, target=target, options=options)
-        assert "cross:1:2" in written.options["ablate"] and "enc:2:4" in written.options["ablate"]
-        assert written.options["ablate"] == alone.options["ablate"]
+        assert "cross:1:2" in written.options.ablate and "enc:2:4" in written.options.ablate
+        assert written.options.ablate == alone.options.ablate
         assert written.contributions is not None
         assert written.target_tokens == alone.target_tokens
         np.testing.assert_allclose(written.cross_attention, alone.cross_attention, atol=1e-5)

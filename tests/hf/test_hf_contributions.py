@@ -63,7 +63,7 @@ def _reference(engine, trace, model=None):
         for i, (v_mod, _) in enumerate(layers):
             handles.append(v_mod.register_forward_hook(
                 lambda _m, _i, out, key=(kind, i): values.__setitem__(key, out[0].detach())))
-    src_ids, _ = engine.encode_source(trace.options["normalised_source"])
+    src_ids, _ = engine.encode_source(trace.normalised_source)
     dec_ids = [engine.piece_to_id(p) for p in trace.decoder_input_tokens]
     try:
         with torch.no_grad():
@@ -129,7 +129,7 @@ def test_no_heads_off_computes_exactly_a_plain_run(engine, folder):
     plain = engine.trace(SOURCE, options=DecodeOptions(max_len=SHORT))
     empty = engine.trace(SOURCE, options=DecodeOptions(max_len=SHORT, ablate=()))
     assert plain.to_json() == empty.to_json()
-    assert "ablate" not in plain.options
+    assert "ablate" not in plain.to_dict()["options"]
     for kind in ("encoder_self_attention", "decoder_self_attention", "cross_attention"):
         assert getattr(plain, kind).tobytes() == getattr(empty, kind).tobytes()
     # The dormant hooks are a pass-through: the same model loaded afresh, without them, computes the same bits.
@@ -207,7 +207,7 @@ def test_ablation_equals_zeroed_output_projection_columns(engine, teacher):
     options = DecodeOptions(ablate=HEADS, contributions=True, max_len=SHORT)
     trace = engine.trace(SOURCE, TARGET if teacher else None, options)
     expected = by_hand.trace(SOURCE, TARGET if teacher else None, DecodeOptions(contributions=True, max_len=SHORT))
-    assert tuple(trace.options["ablate"]) == heads
+    assert trace.options.ablate == heads
     assert trace.target_tokens == expected.target_tokens
     np.testing.assert_allclose([s.prob for s in trace.steps], [s.prob for s in expected.steps], rtol=0, atol=1e-5)
     if teacher:

@@ -203,7 +203,7 @@ def test_causal_switch_really_removes_causality(engine):
     assert _maxdiff(causal.logits[:4], causal2.logits[:4]) <= 1e-6
     assert _maxdiff(leaky.logits[:4], leaky2.logits[:4]) > 1e-3
     trace = engine.trace(SOURCE, target=TARGET, options=DecodeOptions(causal=False))
-    assert trace.options["causal"] is False and trace.decoder_mask().all()
+    assert trace.options.causal is False and trace.decoder_mask().all()
     # Switching is an argument: the next causal run is as before (nothing in the model changed).
     _assert_same_run(causal, engine.run_teacher_forced(src, labels, causal=True, shift=True), tol=0.0)
 
@@ -238,7 +238,7 @@ def test_long_input_is_truncated_with_a_warning(engines):
     long = " ".join(["the black dog barked at the cat ."] * 20)
     trace = e.trace(long, options=DecodeOptions(max_len=4))
     assert trace.n == e.max_source_tokens and trace.source_tokens[-1] == "</s>"
-    assert any("truncated" in w for w in trace.options["warnings"])
+    assert any("truncated" in w for w in trace.warnings)
     with pytest.raises(ModelInputError):
         e.trace(" \x00 ")
 
@@ -289,7 +289,7 @@ def test_cli_trace_on_a_marian_folder(hf_root, tmp_path, capsys):
     npz = tmp_path / "t.npz"
     assert main(["trace", "--model", str(hf_root / "t5"), "--text", SOURCE, "--target", TARGET,
                  "--no-causal-mask", "--out", str(npz)]) == 0
-    assert Trace.load(npz).options["causal"] is False
+    assert Trace.load(npz).options.causal is False
 
 
 def test_cli_refusal_is_one_line(bad_root, capsys):

@@ -59,7 +59,7 @@ def test_any_input_gives_a_trace_or_a_plain_message(engines, family, name):
     trace = engine.trace(text, options=opts)
     check_trace(trace)
     assert trace.n <= engine.max_source_tokens
-    warnings = trace.options["warnings"]
+    warnings = trace.warnings
     too_long = len(engine.encode_source(engine.normalise(text))[0]) > engine.max_source_tokens
     assert too_long or expected != "truncated"
     if too_long:  # truncated to the model's positions, with a warning that says so
@@ -75,9 +75,9 @@ def test_long_reference_target_is_truncated_with_a_warning(engines, family):
     engine = engines[family]
     trace = engine.trace("the cat sat .", target=" ".join(["chat"] * 300))
     assert trace.m == engine.max_target_tokens
-    assert any("reference target" in w and "truncated" in w for w in trace.options["warnings"])
+    assert any("reference target" in w and "truncated" in w for w in trace.warnings)
     short = engine.trace("the cat sat .", target="le chat .")
-    assert short.options["warnings"] == []
+    assert short.warnings == ()
 
 
 def test_teacher_forcing_with_an_empty_target_is_a_message(tiny_engine):

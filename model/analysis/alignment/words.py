@@ -138,13 +138,13 @@ def trace_word_attention(trace: Trace, target_words: Sequence[str] | None = None
                          specials: Iterable[str] = SPECIAL_PIECES) -> WordAttention:
     """WordAttention of a teacher-forced Trace. Source words: the normalised source the trace records;
     target words: given, or read back from the target pieces."""
-    source_words = str(trace.options.get("normalised_source", "")).split()
+    source_words = trace.normalised_source.split()
     specials = frozenset(specials)
     if target_words is None:
         target_words = [_join([trace.target_tokens[k] for k in g])
                         for g in word_groups(trace.target_tokens, specials)]
     return word_attention(trace.cross_attention, trace.source_tokens, trace.target_tokens, source_words,
-                          target_words, shift=bool(trace.options.get("shift", True)), specials=specials)
+                          target_words, shift=trace.options.shift, specials=specials)
 
 
 def _join(pieces: Sequence[str]) -> str:
