@@ -155,10 +155,18 @@ def serve(replicas: int, address: str, port: int, extra: list[str]) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--replicas", type=int, default=2)
+    parser = argparse.ArgumentParser(
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="For a class larger than one app server holds: run K replicas of the app behind nginx, one per\n"
+                    "core, in the foreground. A visitor stays on one replica (a cookie), and if a replica dies its\n"
+                    "visitors move to the others. Ctrl-C stops nginx and every replica. ./run.sh serve installs\n"
+                    "Debian's nginx first when it can. Guide: docs/operating.md.",
+        epilog="""examples (./run.sh serve and attention-lens serve take the same options):
+  ./run.sh serve --replicas 4                      nginx on 0.0.0.0:8501, four replicas on 127.0.0.1
+  ./run.sh serve --replicas 4 --port 8080 -- --server.maxUploadSize 50     after --: options for every replica""")
+    parser.add_argument("--replicas", type=int, default=2, help="how many app replicas (default: 2)")
     parser.add_argument("--address", default="0.0.0.0", help="where nginx listens (default: every interface)")
-    parser.add_argument("--port", type=int, default=8501)
+    parser.add_argument("--port", type=int, default=8501, help="nginx's port (default: 8501)")
     parser.add_argument("streamlit_args", nargs="*", help="after --: options for every `streamlit run`")
     args = parser.parse_args()
     if args.replicas < 1:

@@ -98,7 +98,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "whitespace words), one line per pair of --data. Scores them when the file has "
                                    "a gold column (with --json: every symmetrisation of the same training). "
                                    "Backends: eflomal (if the eflomal package is installed; the "
-                                   "default then) and ibm2 (fast_align's IBM Model 2 in numpy).")
+                                   "default then) and ibm2 (fast_align's IBM Model 2 in numpy).",
+                       epilog="""examples:
+  %(prog)s --data assets/data/en-fr.test.tsv --out en-fr.links
+  %(prog)s --data my_pairs.tsv --out my.links --backend ibm2 --symmetrise intersection""")
     p.add_argument("--data", required=True, help="source<TAB>target[<TAB>gold] per line (.gz read as gzip)")
     p.add_argument("--out", required=True, help="the links file")
     p.add_argument("--backend", choices=("eflomal", "ibm2"), help="default: eflomal when installed, else ibm2")
@@ -116,8 +119,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_aligner)
 
     s = sub.add_parser("symmetrise", help="symmetrise two directional Pharaoh links files",
-                       description="intersection, union, grow, grow-diag, grow-diag-final, grow-diag-final-and "
-                                   "(Koehn's definition: model/aligner/symmetrise.py)")
+                       description="Combine a source-to-target and a target-to-source links file (Pharaoh format, "
+                                   "one line per sentence pair) into one, by intersection, union, grow, grow-diag, "
+                                   "grow-diag-final or grow-diag-final-and (Koehn's definition: "
+                                   "model/aligner/symmetrise.py).",
+                       epilog="""example:
+  %(prog)s --forward fwd.links --reverse rev.links --heuristic grow-diag-final-and --out sym.links""")
     s.add_argument("--forward", required=True, help="source-to-target links, source index first")
     s.add_argument("--reverse", required=True, help="target-to-source links, source index first unless "
                                                     "--reverse-target-first")

@@ -14,7 +14,7 @@ from attention_lens.cli import build_parser, main
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = Path(sys.executable).parent / "attention-lens"
-WITH_EXAMPLES = ("app", "trace", "train", "eval", "corpus", "probe", "heads")
+WITH_EXAMPLES = ("app", "trace", "train", "eval", "corpus", "probe", "heads", "aligner", "symmetrise")
 
 
 def commands() -> dict[str, argparse.ArgumentParser]:
