@@ -1,4 +1,6 @@
-"""`python -m model align`: word alignments from cross-attention, scored per head against gold links."""
+"""`python -m model align`: word alignments from cross-attention, scored per head and per sentence against gold
+links, read from the file as a stream (--shard K/N; shards add up with `merge`); `python -m model score-links`:
+any aligner's Pharaoh links file scored against the same gold with the same code, beside a model's heads."""
 
 from __future__ import annotations
 
@@ -6,8 +8,12 @@ import argparse
 import json
 import sys
 
-from attention_lens.model.analysis.alignment import DEFAULT_METHOD
+from attention_lens.model.analysis.alignment import DEFAULT_METHOD, OMISSION_MASS
+from attention_lens.model.analysis.alignment.corpus import FileCorpus
 from attention_lens.model.cli.common import add_model, open_model, read_pairs
+from attention_lens.model.engine.stream import Shard, add_stream_options
+
+BATCH = 32  # sentences per batched pass (a batch's logits and attention stay well under 100 MB)
 
 
 def _fmt(x: float | None) -> str:
@@ -35,33 +41,74 @@ def print_report(summary: dict, layers: int, heads: int) -> None:
     print("       " + "".join(f"   H{hi:<3d}" for hi in range(1, heads + 1)))
     for li in range(1, layers + 1):
         print(f"L{li:<5d}" + "".join(f" {_fmt(grid.get((li, hi)))}" for hi in range(1, heads + 1)))
+    print_breakdown(summary)
+    worst = sorted((r for r in summary["sentences"] if not r.get("selection")), key=lambda r: -r["aer"])[:5]
+    if worst:
+        print("\nworst sentences (0-based line, AER, precision, recall): "
+              + "; ".join(f"{r['index']} {r['aer']:.2f} {r['precision']:.2f} {r['recall']:.2f}" for r in worst))
+
+
+def print_breakdown(summary: dict) -> None:
+    bd = summary.get("breakdown")
+    if not bd:
+        return
+    names = {"frequency": f"source-word frequency (in the {bd['frequency_counts']} counts)",
+             "token_class": "token class", "length": "sentence length (source words)",
+             "distance": "reordering distance (words off the diagonal)"}
+    for group, title in names.items():
+        print(f"\nby {title}:   precision  recall   AER   (sure links)")
+        for row in bd[group]:
+            print(f"  {row['band']:14s} {_fmt(row['precision'])}  {_fmt(row['recall'])} {_fmt(row['aer'])}"
+                  f"   ({row['sure']})")
+    om = summary.get("omissions")
+    if om and om["source_words"]:
+        shown = ", ".join(f"{w['word']} ({w['count']})" for w in om["words"][:10])
+        print(f"\nomissions: {om['omitted']} of {om['source_words']} source words have no link and less than "
+              f"{om['threshold']:g} of a target word's attention in all: {shown or '-'}")
+
+
+def _corpus(args: argparse.Namespace) -> FileCorpus:
+    return FileCorpus(args.data, Shard.parse(args.shard), args.batch_size or BATCH, args.window, not args.quiet,
+                      args.limit)
 
 
 def run(args: argparse.Namespace) -> int:
     from attention_lens.model.analysis.alignment import format_pharaoh, run_alignment
 
-    rows = read_pairs(args.data, args.limit)
-    engine = open_model(args)
+    shard = Shard.parse(args.shard)
+    corpus = _corpus(args)
     select_on = None
     if args.select_on:
         if args.method != "best":
             raise ValueError("--select-on only makes sense with --method best")
         select_on = read_pairs(args.select_on)
-    report = run_alignment(engine, rows, args.method, batch_size=args.batch_size, progress=not args.quiet,
-                           select_on=select_on)
+    if shard.count > 1 and args.method.startswith("best") and select_on is None:
+        raise ValueError("--shard with --method best needs --select-on FILE (every shard must choose the same "
+                         "method), or give a fixed --method")
+    engine = open_model(args)
+    lines: dict[int, str] = {}
+    report = run_alignment(engine, method=args.method, select_on=select_on, corpus=corpus, keep_links=False,
+                           on_links=(lambda k, found: lines.__setitem__(k, format_pharaoh(found))) if args.out
+                           else None, batch_size=args.batch_size or BATCH, progress=not args.quiet,
+                           omission_mass=args.omission_mass)
     summary = report.summary()
+    if shard.count > 1:
+        summary["shard"] = str(shard)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
-            for k in range(len(rows)):
-                f.write(format_pharaoh(report.links.get(k, [])) + "\n")
-        print(f"wrote {args.out}: {len(report.links)} sentences of {report.method.name} links"
+            if shard.count > 1:  # the shard's lines only, in file order
+                f.writelines(lines[k] + "\n" for k in sorted(lines))
+            else:  # line n of the output is line n of --data (empty where blank or skipped)
+                last = max([*lines, *(i for i, _ in report.skipped)], default=-1)
+                f.writelines(lines.get(k, "") + "\n" for k in range(last + 1))
+        print(f"wrote {args.out}: {len(lines)} sentences of {report.method.name} links"
               + (f" ({len(report.skipped)} skipped sentences left as empty lines)" if report.skipped else ""),
               file=sys.stderr)
     if summary["aer"] is None:
         print("note: the file has no gold links, so no metrics were computed"
               + ("" if args.out else " (use --out FILE to keep the extracted links)"), file=sys.stderr)
-    for index, reason in report.skipped[:5]:
-        print(f"skipped sentence {index + 1}: {reason}", file=sys.stderr)
+    for index, reason in sorted(report.skipped)[:5]:
+        print(f"skipped line {index + 1}: {reason}", file=sys.stderr)
     if len(report.skipped) > 5:
         print(f"... and {len(report.skipped) - 5} more skipped", file=sys.stderr)
     if args.json:
@@ -71,12 +118,54 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def merge_files(paths: list[str]) -> dict:
+    """The align --json outputs of shards, merged (corpus.merge_summaries)."""
+    from attention_lens.model.analysis.alignment.corpus import merge_summaries
+
+    parts = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as f:
+                parts.append(json.load(f))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{path}: not an align --json output ({exc})") from None
+    return merge_summaries(parts)
+
+
+def run_score_links(args: argparse.Namespace) -> int:
+    from attention_lens.model.analysis.alignment.aligners import score_links
+
+    engine = open_model(args) if args.model else None
+    summary = score_links(args.data, args.links, engine=engine, method=args.method,
+                          select_on=read_pairs(args.select_on) if args.select_on else None, progress=not args.quiet)
+    if args.json:
+        print(json.dumps(summary, ensure_ascii=False))
+        return 0
+    print(f"links      {args.links}")
+    print(f"sentences  {summary['n']} read, {summary['n_scored']} scored against gold")
+    if summary["aer"] is None:
+        print("no gold links in --data: nothing to score")
+        return 0
+    print(f"AER {summary['aer']:.4f}   precision {summary['precision']:.4f}   recall {summary['recall']:.4f}")
+    if "model" in summary:
+        m = summary["model"]
+        print(f"model      {m['method']}: AER {m['aer']:.4f}   precision {m['precision']:.4f}   recall "
+              f"{m['recall']:.4f} (same sentences)")
+        v = summary["versus"]
+        print(f"versus     {v['agree']} links in both; {v['links_only']} only in the file ({v['links_only_right']} "
+              f"of them right), {v['model_only']} only from the model ({v['model_only_right']} right)")
+    print_breakdown(summary)
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("align", help="word alignments from cross-attention; AER / precision / recall per head",
                        description="Teacher-force each reference, merge the cross-attention of subword pieces into "
-                                   "words, extract links and (when the file has gold links) score them. Methods: "
+                                   "words, extract links and (when the file has gold links) score them, per head "
+                                   "and per sentence, with a breakdown of the errors. Methods: "
                                    "EXTRACT-READING-SELECTOR, e.g. argmax-shift-L2H1, threshold0.3-plain-layer2, "
-                                   "argmax-mean, or 'best' (see model/analysis/alignment).")
+                                   "argmax-mean, or 'best' (see model/analysis/alignment). The file is read as a "
+                                   "stream: memory does not grow with its length.")
     add_model(p)
     p.add_argument("--data", required=True, help="source<TAB>target[<TAB>gold Pharaoh links]")
     p.add_argument("--method", default=DEFAULT_METHOD,
@@ -84,9 +173,34 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--select-on", help="with --method best: choose the method on this gold TSV (e.g. a valid "
                                       "split) and report it on --data; without it, best is chosen on the first "
                                       "half of --data and reported on the second")
-    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-    p.add_argument("--out", help="write the chosen method's links, Pharaoh format, one line per sentence")
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout (with `sentences`, "
+                                                       "`breakdown`, `omissions`, `sinks` and the `merge` counts)")
+    p.add_argument("--out", help="write the chosen method's links, Pharaoh format: line n for line n of --data "
+                                 "(with --shard: the shard's lines, in order)")
     p.add_argument("--limit", type=int, default=0, help="only the first N sentences")
-    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--omission-mass", type=float, default=OMISSION_MASS,
+                   help="a source word with no link is an omission when all target words together give it less "
+                        "than this much attention (in units of one target word's; default %(default)s)")
+    add_stream_options(p, batch_default=BATCH)
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=run)
+
+    q = sub.add_parser("score-links", help="score any aligner's Pharaoh links file against gold, beside a model",
+                       description="Read a links file (one line per line of --data, `i-j` source-target, 0-based, "
+                                   "as eflomal, fast_align, awesome-align and GIZA++ write them) and score it "
+                                   "against the gold column of --data with the same code as align: AER, precision, "
+                                   "recall, per sentence and broken down. With --model, the model's method (default "
+                                   "best) is scored on the same sentences and each sentence says where they "
+                                   "disagree.")
+    q.add_argument("--data", required=True, help="source<TAB>target<TAB>gold")
+    q.add_argument("--links", required=True, help="Pharaoh links, one line per line of --data")
+    q.add_argument("--model", help="also align with this model and compare (checkpoint folder or Hugging Face "
+                                   "folder)")
+    q.add_argument("--allow-hub", action="store_true", help=argparse.SUPPRESS)
+    q.add_argument("--device", default="auto", help="where --model runs (as for align)")
+    q.add_argument("--dtype", default="float32", choices=("float32", "float16", "bfloat16"))
+    q.add_argument("--method", default="best", help="the model's method (default: %(default)s)")
+    q.add_argument("--select-on", help="with --method best: choose the model's method on this gold TSV")
+    q.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    q.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    q.set_defaults(func=run_score_links)

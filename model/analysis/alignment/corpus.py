@@ -35,6 +35,7 @@ from attention_lens.model.analysis.alignment.words import (
 )
 from attention_lens.model.engine import DecodeOptions, ModelInputError
 from attention_lens.model.engine.contributions import contributions
+from attention_lens.model.engine.stream import CorpusStream, Line, Shard, read_lines
 
 if TYPE_CHECKING:
     from attention_lens.model.corpora import Example
@@ -297,6 +298,65 @@ class MemoryCorpus:
         return (ex.source for ex in self.examples)
 
 
+class _KeptStream(CorpusStream):
+    """A CorpusStream of the lines `keep` accepts (by 0-based line index)."""
+
+    def __init__(self, path: str, keep: Callable[[int], bool] | None, **kw: Any) -> None:
+        super().__init__(path, **kw)
+        self.keep = keep
+
+    def _good(self) -> Iterator[Line]:
+        for line in super()._good():
+            if self.keep is None or self.keep(line.number - 1):
+                yield line
+
+
+class FileCorpus:
+    """A TSV file (or one shard of it) read lazily, for run_alignment: sentence index = 0-based line number."""
+
+    def __init__(self, path: str, shard: Shard, batch_size: int, window: int, progress: bool, limit: int = 0):
+        self.path, self.shard, self.batch_size, self.window = path, shard, batch_size, window
+        self.progress, self.limit = progress, limit
+
+    def _lines(self) -> Iterator[Line]:
+        for k, line in enumerate(read_lines(self.path, self.shard, strict=True)):
+            if self.limit and k >= self.limit:
+                return
+            yield line
+
+    def batches(self, keep: Callable[[int], bool] | None = None) -> Iterator[list[tuple[int, Line]]]:
+        limit_keep = keep
+        if self.limit:
+            last = max((line.number for line in self._lines()), default=0)
+
+            def limit_keep(k: int) -> bool:
+                return k < last and (keep is None or keep(k))
+        stream = _KeptStream(self.path, limit_keep, shard=self.shard, batch_size=self.batch_size,
+                             window=self.window, strict=True, desc="aligning", progress=self.progress)
+        for batch in stream:
+            yield [(line.number - 1, line) for line in batch]
+
+    def golds(self) -> list[int]:
+        out, lines = [], 0
+        for line in self._lines():
+            lines += 1
+            if line.gold.strip():
+                check_gold(line.gold, line.source, line.target, f"line {line.number}")
+                out.append(line.number - 1)
+        if not lines:
+            raise ValueError(f"{self.path}: no sentence pairs" + (f" in shard {self.shard}" if self.shard.count > 1
+                                                                  else ""))
+        return out
+
+    def gold(self, index: int, item: Line):
+        return parse_pharaoh(item.gold) if item.gold.strip() else None
+
+    def sources(self) -> Iterator[str]:
+        """The whole file's sources (every shard's: a word's frequency band is the same in every shard)."""
+        lines = read_lines(self.path, Shard(), strict=True) if not self.limit else self._lines()
+        return (line.source for line in lines)
+
+
 def _fits(wa: WordAttention, ex: Any) -> bool:
     """The engine's normalised words are as many as the file's, so gold indices point at the same words."""
     return len(wa.source_words) == len(ex.source.split()) and len(wa.target_words) == len(ex.target.split())
@@ -508,3 +568,53 @@ def _aligned(engine: Engine, corpus: Corpus, keep: Callable[[int], bool] | None,
         items = dict(batch)
         for item in align_batches(engine, [batch], weights=weights):
             yield items, item
+
+
+def _tally_of(entry: dict[str, Any]) -> Tally:
+    tally = Tally(int(entry["layers"]), int(entry["heads"]), tuple(float(t) for t in entry["thresholds"]),
+                  str(entry["weights"]))
+    counts = np.asarray(entry["counts"], dtype=np.int64)
+    if counts.shape != tally.counts.shape:
+        raise ValueError("the counts do not match the method list of their layout")
+    tally.counts, tally.n = counts, int(entry["n"])
+    return tally
+
+
+def merge_summaries(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The `align --json` objects of N shards (the same model, method and options) as one run's: every count
+    summed (the tally of every method, the per-sentence counts, the breakdown), the ratios computed from the
+    sums. ValueError, one line, for outputs that cannot be added up."""
+    if not parts:
+        raise ValueError("nothing to merge")
+    merges = [p.get("merge") for p in parts]
+    if not all(isinstance(m, dict) and m.get("kind") == "align" for m in merges):
+        raise ValueError("every file must be the --json output of align (with its 'merge' counts)")
+    methods = {p["method"] for p in parts}
+    if len(methods) != 1:
+        raise ValueError(f"the shards used different methods ({', '.join(sorted(methods))}); merge needs one")
+    selections = [m.get("selection") for m in merges]
+    if any(s and "per_reading" in s and "separate" not in str(s.get("note", "")) for s in selections):
+        raise ValueError("a --method best run without --select-on chose its method on its own sentences, so "
+                         "shards cannot be added up: use a fixed method or --method best --select-on FILE")
+    if any(s != selections[0] for s in selections):
+        raise ValueError("the shards' best methods were chosen differently; use the same --select-on file")
+    tallies = [_tally_of(m["tally"]) for m in merges if "tally" in m]
+    tally = None
+    for t in tallies:
+        tally = t if tally is None else tally.merged(t)
+    method = Method.parse(parts[0]["method"])
+    selection: dict[str, Any] = {}
+    if selections[0]:
+        selection = dict(selections[0])
+        if tally is not None and "chosen_on" in selection:
+            selection["reported_on"] = tally.n
+            selection["in_sample_aer"] = tally[method].aer
+    sentences = [SentenceScore.from_dict(r) for p in parts for r in p["sentences"]]
+    skipped = [(int(s["index"]), str(s["reason"])) for p in parts for s in p["skipped"]]
+    from attention_lens.model.analysis.alignment.breakdown import merge_summaries as merge_analysis
+
+    analysis = merge_analysis(parts) if all("breakdown" in p for p in parts) else {}
+    n = sum(int(m["n"]) for m in merges)
+    report = Report(tally if tally is not None and tally.n else None, {}, method, skipped, n,
+                    tally.n if tally else 0, selection, None, sentences, analysis)
+    return report.summary()
