@@ -70,6 +70,8 @@ SUITE = (
               "quadrature rule (trapezoid, Gauss-Legendre, the adaptive scheme in use)?",
               quick=("--models", "en-fr", "--sentences", "1")),
     Benchmark("hf_overhead", "What does the Hugging Face engine's traced step-through cost over its own generate?"),
+    Benchmark("align_stream", "Does align's memory stay flat from 500 to 15,240 lines, and how much faster is it than "
+              "before it streamed (old and new in one run)?"),
     Benchmark("export_speed", "How long does a PNG or SVG export of a view take?"),
     Benchmark("page_times", "How long does a student wait for Explore, Broken models and Alignment to draw?"),
     Benchmark("first_costs", "What does a fresh server's first export, head switch and Leakage lab cost, with "
