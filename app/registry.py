@@ -23,6 +23,8 @@ CHECKPOINTS = ROOT / "checkpoints"
 SHIPPED_LABELS = {
     "everyday-en-fr": "everyday-en-fr · English → French, real sentences (Tatoeba)",
     "everyday-de-en": "everyday-de-en · German → English, real sentences (Tatoeba)",
+    "everyday-en-fr-aligned": "everyday-en-fr-aligned · one cross-attention head trained to align",
+    "everyday-de-en-aligned": "everyday-de-en-aligned · one cross-attention head trained to align",
     "en-fr": "en-fr · English → French, grammar corpus",
     "de-en": "de-en · German → English, grammar corpus",
     "everyday-en-fr-no-causal-mask": "everyday-en-fr-no-causal-mask · broken: no causal mask",

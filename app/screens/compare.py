@@ -13,7 +13,7 @@ import streamlit as st
 from attention_lens.app import registry, services, state
 from attention_lens.app.render import compare as render
 from attention_lens.app.render import views
-from attention_lens.app.screens import page_url
+from attention_lens.app.screens import aligned, page_url
 from attention_lens.app.services import CheckpointError, DecodeOptions, ModelInputError
 
 KINDS = state.KINDS_BY_CODE
@@ -73,6 +73,7 @@ def main() -> None:
         "Two runs side by side: two models on one sentence, or one model on two sentences; below, their difference "
         "where the tokens match.",
         {K_A_TEXT: DEFAULT_A, K_B_TEXT: DEFAULT_B, K_KIND: "cross", K_LAYER: 1, K_HEAD: 1, K_STEP: 1})
+    aligned.compare_box(model_key, K_A_TEXT, K_B_MODEL, K_B_TEXT, K_KIND, K_LAYER, K_HEAD)  # healthy vs aligned
     a_text, b_model, b_text = inputs(model_key)
     a, b = run(model_key, a_text), run(b_model, b_text)
     if a is None or b is None:
