@@ -30,8 +30,10 @@ def teacher_forced_batch(model: Transformer, srcs: list[list[int]], labels: list
     extra["parts"] holds its ContributionParts, from this same pass. bugs: switched on for this pass."""
     keep = keep or dict.fromkeys(("enc", "dec", "cross"))
     cfg = model.cfg
-    src, src_keep = pad_batch(srcs, cfg.pad_id)
-    dec_in, tgt_keep = pad_batch([decoder_inputs(lab, cfg, shift) for lab in labels], cfg.pad_id)
+    device = model.src_embed.weight.device
+    src, src_keep = (t.to(device) for t in pad_batch(srcs, cfg.pad_id))
+    dec_in, tgt_keep = (t.to(device) for t in pad_batch([decoder_inputs(lab, cfg, shift) for lab in labels],
+                                                        cfg.pad_id))
     enc = model.encode(src, src_keep, need_weights, keep["enc"], bugs)
     out = model.decode(dec_in, enc, decoder_self_mask(tgt_keep, causal), need_weights=need_weights,
                        keep=(keep["dec"], keep["cross"]), bugs=bugs)

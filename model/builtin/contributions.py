@@ -46,8 +46,9 @@ def parts_of(model: Transformer, enc: Encoded, out: DecoderOutput, keep: dict[st
 def contribution_parts(model: Transformer, run: RawRun, causal: bool,
                        keep: dict[str, torch.Tensor | None]) -> ContributionParts:
     """Replay the run (its source, the decoder inputs it read, the same head masks) in one pass."""
-    src = torch.tensor([run.src_ids])
-    dec = torch.tensor([run.dec_in_ids])
+    device = model.src_embed.weight.device
+    src = torch.tensor([run.src_ids], device=device)
+    dec = torch.tensor([run.dec_in_ids], device=device)
     enc = model.encode(src, torch.ones_like(src, dtype=torch.bool), False, keep["enc"])
     out = model.decode(dec, enc, decoder_self_mask(torch.ones_like(dec, dtype=torch.bool), causal),
                        need_weights=False, keep=(keep["dec"], keep["cross"]))

@@ -34,7 +34,8 @@ class BuiltinStepper(Stepper):
         self.model, self.need_weights, self.head_keep, self.bugs = model, need_weights, keep, bugs
         self.keep = (keep["dec"], keep["cross"])
         src, src_keep = pad_batch(srcs, model.cfg.pad_id)
-        self.enc = model.encode(src, src_keep, need_weights, keep["enc"], bugs)
+        self.device = model.src_embed.weight.device
+        self.enc = model.encode(src.to(self.device), src_keep.to(self.device), need_weights, keep["enc"], bugs)
         self.enc_attentions = list(self.enc.attentions)
         self.caches = model.init_caches(self.enc)
 
@@ -44,19 +45,22 @@ class BuiltinStepper(Stepper):
         if width != enc.memory.shape[0]:  # beam search: one source, several hypotheses
             enc = type(enc)(enc.memory.expand(width, -1, -1), enc.src_keep.expand(width, -1), [])
         # The newest query sees every position so far: no mask.
-        out = self.model.decode(last, enc, None, self.caches, start=t, need_weights=self.need_weights,
+        out = self.model.decode(last.to(self.device), enc, None, self.caches, start=t, need_weights=self.need_weights,
                                 keep=self.keep, bugs=self.bugs)
         self.caches = out.caches
         return out.logits[:, -1], out.self_attentions, out.cross_attentions
 
     def reorder(self, index: torch.Tensor) -> None:
+        index = index.to(self.device)
         self.caches = [c.select(index) for c in self.caches]
 
     def cache_rows(self) -> list[tuple[int, int]]:
         return [(0 if c.self_k is None else c.self_k.shape[2], c.cross_k.shape[2]) for c in self.caches]
 
     def recompute(self, prefix: torch.Tensor):
-        out = self.model.decode(prefix, self.enc, causal_mask(prefix.shape[1]), need_weights=True, keep=self.keep,
+        prefix = prefix.to(self.device)
+        out = self.model.decode(prefix, self.enc, causal_mask(prefix.shape[1], self.device), need_weights=True,
+                                keep=self.keep,
                                 bugs=self.bugs)  # caches=None: the cross keys/values are projected again too
         return (out.logits[:, -1], [w[:, :, -1:] for w in out.self_attentions],
                 [w[:, :, -1:] for w in out.cross_attentions])
@@ -66,8 +70,8 @@ class BuiltinStepper(Stepper):
         n = len(run.src_ids)
         e = self.enc
         enc = Encoded(e.memory[b:b + 1, :n], e.src_keep[b:b + 1, :n], [], [x[b:b + 1, :n] for x in e.inputs])
-        dec = torch.tensor([run.dec_in_ids])
-        out = self.model.decode(dec, enc, causal_mask(dec.shape[1]), need_weights=False, keep=self.keep)
+        dec = torch.tensor([run.dec_in_ids], device=self.device)
+        out = self.model.decode(dec, enc, causal_mask(dec.shape[1], self.device), need_weights=False, keep=self.keep)
         return parts_of(self.model, enc, out, self.head_keep, 0, n, dec.shape[1])
 
 
@@ -89,6 +93,8 @@ class BuiltinEngine(Engine):
         self.model = ckpt.model
         self.cfg = ckpt.config
         self.card = ckpt.card
+        weight = self.model.src_embed.weight
+        self.device, self.dtype = weight.device, weight.dtype
         self.name = name or (ckpt.path.name if ckpt.path else "model")
         self.n_encoder_layers = self.cfg.n_encoder_layers
         self.n_decoder_layers = self.cfg.n_decoder_layers
@@ -103,8 +109,13 @@ class BuiltinEngine(Engine):
         self.raw_text = self.card.get("text") == "raw"
 
     @classmethod
-    def load(cls, folder: Path) -> BuiltinEngine:
-        return cls(load_checkpoint(folder))
+    def load(cls, folder: Path, device: torch.device | None = None, dtype: torch.dtype = torch.float32
+             ) -> BuiltinEngine:
+        """The checkpoint in `folder`, its model placed on `device` (None: the CPU) with weights of `dtype`."""
+        ckpt = load_checkpoint(folder)
+        if (device is not None and device.type != "cpu") or dtype != torch.float32:
+            ckpt.model.to(device=device, dtype=dtype)
+        return cls(ckpt)
 
     # ---- text ---------------------------------------------------------------------------------------------
     def normalise(self, text: str) -> str:

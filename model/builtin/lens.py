@@ -21,8 +21,9 @@ def layer_logits(model: Transformer, run: RawRun, causal: bool,
     """Replay the run (its source and the decoder inputs it read) in one pass as teacher forcing does it
     (model.builtin.batch) -> (L_dec, m, V): row l is layer l+1's output through `generator`; the last row is the
     pass's own logits. keep: the head masks of the run (model.engine.heads.keep_masks)."""
-    src, src_keep = pad_batch([run.src_ids], model.cfg.pad_id)
-    dec = torch.tensor([run.dec_in_ids])
+    device = model.src_embed.weight.device
+    src, src_keep = (t.to(device) for t in pad_batch([run.src_ids], model.cfg.pad_id))
+    dec = torch.tensor([run.dec_in_ids], device=device)
     tgt_keep = torch.ones_like(dec, dtype=torch.bool)
     enc = model.encode(src, src_keep, True, keep["enc"])
     out = model.decode(dec, enc, decoder_self_mask(tgt_keep, causal), need_weights=True,

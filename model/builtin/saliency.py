@@ -25,8 +25,10 @@ def embedded_run(model: Transformer, run: RawRun, chosen: list[int], causal: boo
     cfg = model.cfg
     n, m = len(run.src_ids), len(run.dec_in_ids)
     scale = math.sqrt(cfg.d_model)
-    pe = position_table(max(n, m, cfg.max_positions), cfg.d_model)
-    chosen_ids = torch.tensor(chosen, dtype=torch.long)
+    device = model.src_embed.weight.device
+    pe = position_table(max(n, m, cfg.max_positions), cfg.d_model).to(device=device,
+                                                                        dtype=model.src_embed.weight.dtype)
+    chosen_ids = torch.tensor(chosen, dtype=torch.long, device=device)
 
     def layer_keep(kind: str, i: int) -> torch.Tensor | None:
         return None if keep[kind] is None else keep[kind][i]
@@ -34,16 +36,17 @@ def embedded_run(model: Transformer, run: RawRun, chosen: list[int], causal: boo
     def logits(source: torch.Tensor, prefix: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
         """source (B, n, d), prefix (B, L, d), rows (B,) -> (B,) each element's row's chosen logit."""
         batch, length = source.shape[0], prefix.shape[1]
-        src_keep = torch.ones(batch, n, dtype=torch.bool)
+        src_keep = torch.ones(batch, n, dtype=torch.bool, device=device)
+        rows = rows.to(device)
         x = source * scale + pe[:n]
         for i, layer in enumerate(model.encoder):
             x, _ = layer(x, src_keep[:, None, None, :], False, layer_keep("enc", i))
         caches = model.init_caches(Encoded(x, src_keep, []))
         y = prefix * scale + pe[:length]
-        self_mask = causal_mask(length) if causal else full_mask(length)
+        self_mask = causal_mask(length, device) if causal else full_mask(length, device)
         for i, (layer, cache) in enumerate(zip(model.decoder, caches)):
             y, _, _, _ = layer(y, cache, self_mask, None, False, (layer_keep("dec", i), layer_keep("cross", i)))
-        out = model.generator(y[torch.arange(batch), rows])  # (B, V): only the rows asked for
+        out = model.generator(y[torch.arange(batch, device=device), rows])  # (B, V): only the rows asked for
         return out.gather(1, chosen_ids[rows][:, None])[:, 0]
 
     src_table, tgt_table = model.src_embed.weight.detach(), model.tgt_embed.weight.detach()

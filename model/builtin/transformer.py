@@ -216,7 +216,8 @@ class Transformer(nn.Module):
     def _embed(self, table: nn.Embedding, ids: torch.Tensor, start: int = 0) -> torch.Tensor:
         """ids (B, T) -> (B, T, d_model): embeddings scaled by sqrt(d_model) plus sinusoidal positions."""
         end = start + ids.shape[1]
-        pe = position_table(max(end, self.cfg.max_positions), self.cfg.d_model)[start:end].to(ids.device)
+        pe = position_table(max(end, self.cfg.max_positions), self.cfg.d_model)[start:end].to(
+            device=ids.device, dtype=table.weight.dtype)
         return skip_in_eval(self.drop, table(ids) * math.sqrt(self.cfg.d_model) + pe)
 
     def encode(self, src: torch.Tensor, src_keep: torch.Tensor, need_weights: bool = True,

@@ -14,9 +14,15 @@ if TYPE_CHECKING:
 
 
 def add_model(p: argparse.ArgumentParser) -> None:
-    """--model (required) and --allow-hub."""
+    """--model (required), --allow-hub, and where the model runs: --device, --dtype (model.engine.device)."""
     p.add_argument("--model", required=True, help="checkpoint folder (ours) or Hugging Face model folder / hub id")
     p.add_argument("--allow-hub", action="store_true", help="allow downloading a hub id (needs the network)")
+    p.add_argument("--device", default="auto", metavar="auto|cpu|cuda[:N]|mps",
+                   help="where the model runs (default auto: the GPU when torch sees one, else the CPU); a device "
+                        "that is not there is an error")
+    p.add_argument("--dtype", default="float32", choices=("float32", "float16", "bfloat16"),
+                   help="the weights' float type (default float32); float16 / bfloat16 halve the memory, and "
+                        "move attention weights by a little (docs/your-model.md gives the measured difference)")
 
 
 def add_bug_switches(p: argparse.ArgumentParser, note: str, meters: bool = False) -> None:
@@ -53,7 +59,7 @@ def open_model(args: argparse.Namespace) -> Engine:
     """The engine of args.model (model.engine.loader.load_engine; a hub id only with --allow-hub)."""
     from attention_lens.model.engine.loader import load_engine
 
-    return load_engine(args.model, allow_hub=args.allow_hub)
+    return load_engine(args.model, allow_hub=args.allow_hub, device=args.device, dtype=args.dtype)
 
 
 def read_pairs(path: str, limit: int = 0) -> list[Example]:

@@ -32,8 +32,8 @@ def beam_search(engine: Decoder, src_ids: list[int], options: DecodeOptions) -> 
     for t in range(engine.decode_length(options, n)):
         last = torch.tensor([[h[0][-1]] for h in live], dtype=torch.long)
         logits, self_attns, cross_attns = stepper.step(last, t)
-        logp = logits.log_softmax(-1)  # (live, V)
-        scores = torch.tensor([h[2] for h in live])
+        logp = logits.float().log_softmax(-1)  # (live, V); float32 whatever the model's dtype
+        scores = torch.tensor([h[2] for h in live], device=logp.device)
         if t < len(forced):
             cand = logp[:, forced[t]] + scores
             order = cand.argsort(descending=True)[: 2 * k_beams]

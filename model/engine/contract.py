@@ -43,6 +43,7 @@ import torch
 from attention_lens.model.engine.beam import beam_search
 from attention_lens.model.engine.contributions import contributions
 from attention_lens.model.engine.decode import decode_batch
+from attention_lens.model.engine.device import CPU, device_name, dtype_name
 from attention_lens.model.engine.errors import ModelInputError
 from attention_lens.model.engine.gradients import EmbeddedRun
 from attention_lens.model.engine.heads import expand, keep_masks
@@ -75,6 +76,8 @@ class Engine(ABC):
     end_id: int  # the end-of-sentence id a target ends with
     eos_ids: frozenset[int]  # every id that ends a decoded sentence
     pad_id: int | None  # written after a row has ended; None: the model has no padding id
+    device: torch.device = CPU  # where the weights live and every forward pass runs (model.engine.device)
+    dtype: torch.dtype = torch.float32  # the weights' float type (float16 / bfloat16 on request)
 
     # ---- text ---------------------------------------------------------------------------------------------
     @abstractmethod
@@ -171,8 +174,9 @@ class Engine(ABC):
         raise ModelInputError(f"{self.name}: this {self.family} model cannot compute contributions")
 
     def head_masks(self, options: DecodeOptions) -> dict[str, torch.Tensor | None]:
-        """The head masks of options.ablate for this model (None per kind with no head off)."""
-        return keep_masks(options.ablate, self.n_encoder_layers, self.n_decoder_layers, self.n_heads)
+        """The head masks of options.ablate for this model (None per kind with no head off), on its device."""
+        masks = keep_masks(options.ablate, self.n_encoder_layers, self.n_decoder_layers, self.n_heads)
+        return {k: None if m is None else m.to(self.device) for k, m in masks.items()}
 
     def layer_logits(self, run: RawRun, options: DecodeOptions) -> torch.Tensor:
         """The logit lens (model.engine.lens): replay `run` in the setting of `options` (the same heads off) and
@@ -240,8 +244,10 @@ class Engine(ABC):
         self.check_bugs(options)
 
     def model_info(self) -> dict[str, Any]:
+        """The Trace's `model`: name, family, layer and head counts, and where it ran (device, dtype)."""
         return {"name": self.name, "family": self.family, "encoder_layers": self.n_encoder_layers,
-                "decoder_layers": self.n_decoder_layers, "heads": self.n_heads}
+                "decoder_layers": self.n_decoder_layers, "heads": self.n_heads, "device": device_name(self.device),
+                "dtype": dtype_name(self.dtype)}
 
     # ---- runs in ids --------------------------------------------------------------------------------------
     def run_teacher_forced(self, src_ids: list[int], labels: list[int], causal: bool, shift: bool) -> RawRun:

@@ -15,10 +15,13 @@ from attention_lens.model.engine.runs import DecodeOptions, Decoder, RawRun
 from attention_lens.model.engine.tensors import to_numpy
 
 
-def choose_next(logits: torch.Tensor, options: DecodeOptions, gen: torch.Generator) -> torch.Tensor:
-    """logits (B, V) -> next ids (B,): argmax, or a sample at the given temperature among the top k."""
+def choose_next(logits: torch.Tensor, options: DecodeOptions, gen: torch.Generator | None) -> torch.Tensor:
+    """logits (B, V) -> next ids (B,): argmax, or a sample at the given temperature among the top k (gen: the
+    seeded generator on the logits' device; None: made here from options.seed)."""
     if options.mode != "sample":
         return logits.argmax(-1)
+    if gen is None:
+        gen = torch.Generator(device=logits.device).manual_seed(options.seed)
     scaled = logits / options.temperature
     if options.top_k:
         kth = scaled.topk(min(options.top_k, scaled.shape[-1]), dim=-1).values[:, -1:]
@@ -36,14 +39,17 @@ def decode_batch(engine: Decoder, srcs: list[list[int]], options: DecodeOptions,
     forced = engine.forced_prefix(options)
     filler = engine.pad_id if engine.pad_id is not None else engine.end_id
     eos = torch.tensor(sorted(engine.eos_ids))
-    gen = torch.Generator().manual_seed(options.seed)
+    gen = None
     last = torch.full((batch, 1), engine.start_id, dtype=torch.long)
     dec_in, out_ids, logits_rows, self_rows, cross_rows = [], [], [], [], []
     done = torch.zeros(batch, dtype=torch.bool)
     for t in range(engine.decode_length(options, width)):
         logits, self_attns, cross_attns = stepper.step(last, t)
+        if t == 0:  # the loop's own tensors live where the model runs (the stepper moves `last` there)
+            last, done, eos = last.to(logits.device), done.to(logits.device), eos.to(logits.device)
+            gen = torch.Generator(device=logits.device).manual_seed(options.seed)
         if t < len(forced):
-            nxt = torch.full((batch,), forced[t], dtype=torch.long)
+            nxt = torch.full((batch,), forced[t], dtype=torch.long, device=logits.device)
         else:
             nxt = choose_next(engine.restrict(logits), options, gen)
         nxt = nxt.masked_fill(done, filler)

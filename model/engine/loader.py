@@ -8,22 +8,28 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import torch
 from attention_lens.model.engine.contract import Engine
+from attention_lens.model.engine.device import resolve_device, resolve_dtype
 from attention_lens.model.engine.errors import CheckpointError
 from attention_lens.model.engine.safety import check_folder
 
 
-def load_engine(spec: str | Path, allow_hub: bool = False) -> Engine:
-    """spec: a folder, or (with allow_hub) a Hugging Face hub id. Raises CheckpointError with a plain message."""
+def load_engine(spec: str | Path, allow_hub: bool = False, device: str | torch.device | None = "cpu",
+                dtype: str | torch.dtype | None = None) -> Engine:
+    """spec: a folder, or (with allow_hub) a Hugging Face hub id. Raises CheckpointError with a plain message.
+    device: where the model runs ("auto", "cpu", "cuda[:N]", "mps"; model.engine.device), dtype: its weights'
+    float type (None: float32); a device that is absent raises DeviceError before anything is read."""
+    where, kind = resolve_device(device), resolve_dtype(dtype)
     try:
-        return _load(spec, allow_hub)
+        return _load(spec, allow_hub, where, kind)
     except CheckpointError:
         raise
     except Exception as exc:  # a library's own error on a malformed file (any type): said in one line
         raise CheckpointError(f"{spec} cannot be opened as a model ({type(exc).__name__}: {exc})") from exc
 
 
-def _load(spec: str | Path, allow_hub: bool) -> Engine:
+def _load(spec: str | Path, allow_hub: bool, device: torch.device, dtype: torch.dtype) -> Engine:
     path = Path(spec)
     if path.is_dir():
         check_folder(path)
@@ -32,16 +38,16 @@ def _load(spec: str | Path, allow_hub: bool) -> Engine:
         if is_builtin_checkpoint(path):
             from attention_lens.model.builtin.engine import BuiltinEngine
 
-            return BuiltinEngine.load(path)
+            return BuiltinEngine.load(path, device=device, dtype=dtype)
         if (path / "config.json").is_file():
             from attention_lens.model.hf.engine import HFEngine
 
-            return HFEngine.load(str(path))
+            return HFEngine.load(str(path), device=device, dtype=dtype)
         raise CheckpointError(f"{path} is not a model folder: it has no config.json")
     if path.exists():
         raise CheckpointError(f"{path} is a file; a model is a folder")
     if allow_hub and "/" in str(spec) and not str(spec).startswith((".", "/")):
         from attention_lens.model.hf.engine import HFEngine
 
-        return HFEngine.load(str(spec), allow_hub=True)
+        return HFEngine.load(str(spec), allow_hub=True, device=device, dtype=dtype)
     raise CheckpointError(f"{spec}: no such model folder")

@@ -108,17 +108,18 @@ def evaluate(run: EmbeddedRun, points: list[tuple[int, float]], together: bool =
             groups.append([i])
     ds, dt = run.source - run.source_baseline, run.target - run.target_baseline
     for group in groups:
-        rows = torch.tensor([points[i][0] for i in group], dtype=torch.long)
-        a = torch.tensor([points[i][1] for i in group], dtype=run.source.dtype)[:, None, None]
+        rows = torch.tensor([points[i][0] for i in group], dtype=torch.long, device=run.source.device)
+        a = torch.tensor([points[i][1] for i in group], dtype=run.source.dtype, device=run.source.device)[:, None,
+                                                                                                          None]
         length = int(rows.max()) + 1 if run.causal else run.m
         with torch.enable_grad():
             s = (run.source_baseline + a * ds).requires_grad_(True)
             p = (run.target_baseline[:length] + a * dt[:length]).requires_grad_(True)
             f = run.logits(s, p, rows)
             gs, gp = torch.autograd.grad(f.sum(), [s, p])
-        ig = torch.cat([(gs * ds).sum(-1), (gp * dt[:length]).sum(-1)], 1).double().numpy()
-        ixg = torch.cat([(gs * run.source).sum(-1), (gp * run.target[:length]).sum(-1)], 1).double().numpy()
-        values = f.detach().double().numpy()
+        ig = torch.cat([(gs * ds).sum(-1), (gp * dt[:length]).sum(-1)], 1).double().cpu().numpy()
+        ixg = torch.cat([(gs * run.source).sum(-1), (gp * run.target[:length]).sum(-1)], 1).double().cpu().numpy()
+        values = f.detach().double().cpu().numpy()
         for k, i in enumerate(group):
             width = n + run.seen(points[i][0])
             out[i] = (float(values[k]), ig[k, :width], ixg[k, :width])

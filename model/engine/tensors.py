@@ -19,8 +19,8 @@ def pad_batch(seqs: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.T
 
 
 def to_numpy(x: torch.Tensor) -> np.ndarray:
-    """A tensor (any float dtype, on the graph or not) -> a float32 numpy array."""
-    return x.detach().float().numpy()
+    """A tensor (any float dtype, any device, on the graph or not) -> a float32 numpy array on the CPU."""
+    return x.detach().float().cpu().numpy()
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:

@@ -61,8 +61,9 @@ def contribution_parts(model: Any, run: RawRun, causal: bool,
                        keep: dict[str, torch.Tensor | None] | None = None) -> ContributionParts:
     """Replay the run (its source and the decoder inputs it read) in one pass; with heads off (keep: the head
     masks of model.engine.heads.keep_masks), the caller runs this inside `ablating` with the same masks."""
-    src, dec = torch.tensor([run.src_ids]), torch.tensor([run.dec_in_ids])
-    extra = {} if causal else {"decoder_attention_mask": additive_mask(full_mask(dec.shape[1]), model.dtype)}
+    src, dec = torch.tensor([run.src_ids], device=model.device), torch.tensor([run.dec_in_ids], device=model.device)
+    extra = {} if causal else {"decoder_attention_mask": additive_mask(full_mask(dec.shape[1], model.device),
+                                                                       model.dtype)}
     out = model(input_ids=src, attention_mask=torch.ones_like(src), decoder_input_ids=dec, use_cache=False,
                 output_hidden_states=True, **extra)
     return parts_of(model, out, keep)

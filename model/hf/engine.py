@@ -61,7 +61,9 @@ class HFStepper(Stepper):
                  keep: dict[str, torch.Tensor | None] | None = None) -> None:
         self.model, self.need_weights, self.head_keep = model, need_weights, keep
         ids, real = pad_batch(srcs, pad)
-        self.keep = real.long()  # Hugging Face's attention_mask: 1 real, 0 padding
+        self.device = model.device
+        ids = ids.to(self.device)
+        self.keep = real.long().to(self.device)  # Hugging Face's attention_mask: 1 real, 0 padding
         with ablating(model, keep):
             self.enc = model.get_encoder()(input_ids=ids, attention_mask=self.keep, output_attentions=need_weights)
         self.enc_attentions = list(self.enc.attentions or [])
@@ -74,13 +76,14 @@ class HFStepper(Stepper):
             enc = type(enc)(last_hidden_state=enc.last_hidden_state.expand(width, -1, -1))
             keep = keep.expand(width, -1)
         with ablating(self.model, self.head_keep):
-            out = self.model(encoder_outputs=enc, attention_mask=keep, decoder_input_ids=last, cache=self.cache,
+            out = self.model(encoder_outputs=enc, attention_mask=keep, decoder_input_ids=last.to(self.device),
+                             cache=self.cache,
                              use_cache=True, output_attentions=self.need_weights)
         self.cache = out.cache
         return out.logits[:, -1], out.decoder_attentions, out.cross_attentions
 
     def reorder(self, index: torch.Tensor) -> None:
-        self.cache.reorder_cache(index)
+        self.cache.reorder_cache(index.to(self.device))
 
     def cache_rows(self) -> list[tuple[int, int]]:
         if self.cache is None:  # the model makes its cache, cross-attention keys and values too, at step 0
@@ -92,7 +95,8 @@ class HFStepper(Stepper):
     def recompute(self, prefix: torch.Tensor):
         enc, keep = self.enc, self.keep
         with ablating(self.model, self.head_keep):
-            out = self.model(encoder_outputs=enc, attention_mask=keep, decoder_input_ids=prefix, use_cache=False,
+            out = self.model(encoder_outputs=enc, attention_mask=keep, decoder_input_ids=prefix.to(self.device),
+                             use_cache=False,
                              output_attentions=True)
         return (out.logits[:, -1], [w[:, :, -1:] for w in out.decoder_attentions],
                 [w[:, :, -1:] for w in out.cross_attentions])
@@ -103,6 +107,7 @@ class HFEngine(Engine):
 
     def __init__(self, model: Any, tokenizer: Any, name: str, card: dict[str, Any]) -> None:
         self.model = model
+        self.device, self.dtype = model.device, model.dtype
         self.tokenizer = tokenizer
         self.name = name
         self.card = card
@@ -144,9 +149,11 @@ class HFEngine(Engine):
         install(model)  # the dormant ablation hooks, once per model (a second engine on it adds none)
 
     @classmethod
-    def load(cls, spec: str | Path, allow_hub: bool = False) -> HFEngine:
-        """A local folder, or (allow_hub) a hub id. Raises CheckpointError with a plain message."""
-        return cls(*load_folder(spec, allow_hub))
+    def load(cls, spec: str | Path, allow_hub: bool = False, device: torch.device | None = None,
+             dtype: torch.dtype = torch.float32) -> HFEngine:
+        """A local folder, or (allow_hub) a hub id, placed on `device` (None: the CPU) with weights of `dtype`.
+        Raises CheckpointError with a plain message."""
+        return cls(*load_folder(spec, allow_hub, device, dtype))
 
     # ---- text -----------------------------------------------------------------------------------------------
     def normalise(self, text: str) -> str:
@@ -283,4 +290,4 @@ class HFEngine(Engine):
         bad_words_ids = [[pad]]); the reported probabilities are the model's, unchanged."""
         if self.pad_id is None or self.pad_id in self.eos_ids:
             return logits
-        return logits.index_fill(-1, torch.tensor([self.pad_id]), float("-inf"))
+        return logits.index_fill(-1, torch.tensor([self.pad_id], device=logits.device), float("-inf"))

@@ -42,19 +42,21 @@ def project(model: Any, h: torch.Tensor) -> torch.Tensor:
     return logits + bias if bias is not None else logits
 
 
-def _decoder_mask(causal: bool, length: int, batch: int, dtype: torch.dtype) -> dict[str, torch.Tensor]:
+def _decoder_mask(causal: bool, length: int, batch: int, dtype: torch.dtype,
+                  device: torch.device | None = None) -> dict[str, torch.Tensor]:
     if causal:
         return {}
-    return {"decoder_attention_mask": additive_mask(full_mask(length), dtype).expand(batch, 1, length, length)}
+    return {"decoder_attention_mask": additive_mask(full_mask(length, device), dtype).expand(batch, 1, length,
+                                                                                             length)}
 
 
 @torch.no_grad()
 def layer_logits(model: Any, run: RawRun, causal: bool, keep: dict[str, torch.Tensor | None]) -> torch.Tensor:
     """Replay the run in one pass with the same heads off -> (L_dec, m, V); the last row is the model's logits."""
-    src, dec = torch.tensor([run.src_ids]), torch.tensor([run.dec_in_ids])
+    src, dec = torch.tensor([run.src_ids], device=model.device), torch.tensor([run.dec_in_ids], device=model.device)
     with ablating(model, keep):
         out = model(input_ids=src, attention_mask=torch.ones_like(src), decoder_input_ids=dec, use_cache=False,
-                    output_hidden_states=True, **_decoder_mask(causal, dec.shape[1], 1, model.dtype))
+                    output_hidden_states=True, **_decoder_mask(causal, dec.shape[1], 1, model.dtype, model.device))
     hidden = out.decoder_hidden_states  # L + 1: embeddings, then every layer's output
     gap = (project(model, hidden[-1][0]) - out.logits[0]).abs().max().item()
     if gap > AGREE:
@@ -72,28 +74,31 @@ def embedded_run(model: Any, run: RawRun, chosen: list[int], causal: bool, pad: 
     element asks for; checked once per run against the model's own logits from ids at every row."""
     n, m = len(run.src_ids), len(run.dec_in_ids)
     src_table, tgt_table = model.get_encoder().embed_tokens, model.get_decoder().embed_tokens
-    chosen_ids = torch.tensor(chosen, dtype=torch.long)
+    device = model.device
+    chosen_ids = torch.tensor(chosen, dtype=torch.long, device=device)
 
     def run_from(source: torch.Tensor, prefix: torch.Tensor, rows: torch.Tensor,
                  scales: tuple[float, float]) -> torch.Tensor:
         batch, length = source.shape[0], prefix.shape[1]
-        src_keep = torch.ones(batch, n, dtype=torch.long)
+        src_keep = torch.ones(batch, n, dtype=torch.long, device=device)
         with ablating(model, keep):
             memory = model.get_encoder()(inputs_embeds=source * scales[0], attention_mask=src_keep).last_hidden_state
-            mask = _decoder_mask(causal, length, batch, model.dtype).get("decoder_attention_mask")
+            mask = _decoder_mask(causal, length, batch, model.dtype, device).get("decoder_attention_mask")
             hidden = model.get_decoder()(inputs_embeds=prefix * scales[1], attention_mask=mask,
                                          encoder_hidden_states=memory, encoder_attention_mask=src_keep,
                                          use_cache=False).last_hidden_state
-        logits = project(model, hidden[torch.arange(batch), rows])  # (B, V): only the rows asked for
+        rows = rows.to(device)
+        logits = project(model, hidden[torch.arange(batch, device=device), rows])  # (B, V): only the rows asked for
         return logits.gather(1, chosen_ids[rows][:, None])[:, 0]
 
     with torch.no_grad():
-        src_ids, ids = torch.tensor([run.src_ids]), torch.tensor([run.dec_in_ids])
+        src_ids, ids = torch.tensor([run.src_ids], device=device), torch.tensor([run.dec_in_ids], device=device)
         source, target = src_table(src_ids)[0], tgt_table(ids)[0]
-        rows = torch.arange(m)
+        rows = torch.arange(m, device=device)
         with ablating(model, keep):
             want = model(input_ids=src_ids, attention_mask=torch.ones_like(src_ids), decoder_input_ids=ids,
-                         use_cache=False, **_decoder_mask(causal, m, 1, model.dtype)).logits[0, rows, chosen_ids]
+                         use_cache=False, **_decoder_mask(causal, m, 1, model.dtype, device)
+                         ).logits[0, rows, chosen_ids]
         candidates = [(a, b) for a in _scales(model.get_encoder()) for b in _scales(model.get_decoder())]
         scales = next((c for c in candidates
                        if (run_from(source.expand(m, -1, -1), target.expand(m, -1, -1), rows, c) - want)
@@ -101,7 +106,7 @@ def embedded_run(model: Any, run: RawRun, chosen: list[int], causal: bool, pad: 
         if scales is None:
             raise ModelInputError(f"gradient saliency is not available for this {model.config.model_type} model: "
                                   f"a pass from its embeddings does not reproduce its logits")
-        base = torch.tensor([pad])
+        base = torch.tensor([pad], device=device)
         source_baseline = src_table(base).expand(n, -1).clone()
         target_baseline = tgt_table(base).expand(m, -1).clone()
     return EmbeddedRun(source=source, target=target, source_baseline=source_baseline,

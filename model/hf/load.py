@@ -46,9 +46,10 @@ def refuse_config(config: Any, spec: str) -> None:
                           f"this tool opens models such as Marian, T5, BART, Pegasus or M2M-100.")
 
 
-def load_folder(spec: str | Path, allow_hub: bool = False) -> tuple[Any, Any, str, dict[str, Any]]:
-    """A local folder, or (allow_hub) a hub id -> (model in eval mode, tokenizer, name, card). Raises
-    CheckpointError with a plain message."""
+def load_folder(spec: str | Path, allow_hub: bool = False, device: torch.device | None = None,
+                dtype: torch.dtype = torch.float32) -> tuple[Any, Any, str, dict[str, Any]]:
+    """A local folder, or (allow_hub) a hub id -> (model in eval mode on `device` (None: the CPU) with weights of
+    `dtype`, tokenizer, name, card). Raises CheckpointError with a plain message."""
     from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer
 
     spec = str(spec)
@@ -84,7 +85,7 @@ def load_folder(spec: str | Path, allow_hub: bool = False) -> tuple[Any, Any, st
         raise CheckpointError(f"{spec}: its tokenizer cannot be loaded ({type(exc).__name__}: {exc})") from exc
     try:
         model, info = AutoModelForSeq2SeqLM.from_pretrained(
-            spec, attn_implementation="eager", use_safetensors=True, dtype=torch.float32,
+            spec, attn_implementation="eager", use_safetensors=True, dtype=dtype,
             output_loading_info=True, **hub)
     except SafetensorError as exc:
         raise CheckpointError(f"{spec}: its safetensors weights are corrupt or truncated ({exc})") from exc
@@ -102,11 +103,18 @@ def load_folder(spec: str | Path, allow_hub: bool = False) -> tuple[Any, Any, st
         raise CheckpointError(f"{spec}: eager attention could not be set, so no attention weights come back")
     model.eval()
     model.requires_grad_(False)
+    if device is not None and device.type != "cpu":
+        try:
+            model.to(device)
+        except (RuntimeError, torch.cuda.OutOfMemoryError) as exc:  # e.g. out of GPU memory: one line
+            raise CheckpointError(f"{spec}: the model cannot be placed on {device} ({str(exc).splitlines()[0]})"
+                                  ) from exc
     rows = model.get_input_embeddings().weight.shape[0]
     if len(tokenizer) > rows:
         raise CheckpointError(f"{spec}: the tokenizer has {len(tokenizer)} tokens but the model embeds only "
                               f"{rows}: they do not belong together")
     card = {"source": spec, "family": config.model_type, "architectures": list(config.architectures or []),
             "parameters": sum(p.numel() for p in model.parameters()), "vocab_size": rows,
-            "tokenizer": type(tokenizer).__name__, "hub": not local}
+            "tokenizer": type(tokenizer).__name__, "hub": not local, "device": str(model.device),
+            "dtype": str(model.dtype).removeprefix("torch.")}
     return model, tokenizer, path.name if local else spec, card

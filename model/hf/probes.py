@@ -17,7 +17,7 @@ def additive_mask(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """Boolean mask (True = may attend) -> the additive float mask eager attention adds to its scores
     (0 where allowed, the dtype's minimum where not). Hugging Face's mask helpers pass a 4-D mask through
     unchanged (`masking_utils._preprocess_mask_arguments`), so this is how a custom mask reaches the model."""
-    return torch.zeros(allowed.shape, dtype=dtype).masked_fill(~allowed, torch.finfo(dtype).min)
+    return torch.zeros(allowed.shape, dtype=dtype, device=allowed.device).masked_fill(~allowed, torch.finfo(dtype).min)
 
 
 def forward(model: Any, src: torch.Tensor, dec: torch.Tensor, allowed: torch.Tensor | None,
@@ -26,10 +26,12 @@ def forward(model: Any, src: torch.Tensor, dec: torch.Tensor, allowed: torch.Ten
     src (B, n), dec (B, m); allowed: None (the model's own causal mask) or bool (B, 1, m, m); src_keep: (B, n)
     1 for real source tokens, 0 for padding (None: all real)."""
     extra = {}
+    device = model.device
     if allowed is not None:
-        extra["decoder_attention_mask"] = additive_mask(allowed, model.dtype)
+        extra["decoder_attention_mask"] = additive_mask(allowed, model.dtype).to(device)
+    src, dec = src.to(device), dec.to(device)
     with torch.no_grad():
-        return model(input_ids=src, attention_mask=torch.ones_like(src) if src_keep is None else src_keep,
+        return model(input_ids=src, attention_mask=torch.ones_like(src) if src_keep is None else src_keep.to(device),
                      decoder_input_ids=dec, output_attentions=weights, output_hidden_states=hidden, use_cache=False,
                      **extra)
 
