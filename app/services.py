@@ -7,6 +7,7 @@ every session of the server and never mutated.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pandas as pd
@@ -31,6 +32,7 @@ from attention_lens.model.corpora import PAIRS, Example, first_test_examples, re
 from attention_lens.model.corpora.grouped_split import held_out_split
 from attention_lens.model.engine import CheckpointError, DecodeOptions, Engine, ModelInputError, Trace, load_engine
 from attention_lens.model.engine.bugs import EXPLAIN as BUG_EXPLAIN
+from attention_lens.model.engine.device import DeviceError
 from attention_lens.model.engine.heads import CODE_OF, KIND_CODES, every_head
 from attention_lens.model.engine.options import MODES
 from attention_lens.model.engine.text import UNKNOWN_WORDS
@@ -45,6 +47,9 @@ __all__ = ["BUG_EXPLAIN", "CODE_OF", "KIND_CODES", "MODES", "difference", "equal
            "uploaded_alignment"]
 
 
+ENV_DEVICE, ENV_DTYPE = "LENS_DEVICE", "LENS_DTYPE"  # where the server's models run, and their float type
+
+
 # ---- models ---------------------------------------------------------------------------------------------
 @st.cache_resource(max_entries=8, show_spinner="Loading the model…")
 def get_engine(key: str) -> Engine:
@@ -57,7 +62,11 @@ def get_engine(key: str) -> Engine:
         raise CheckpointError(f"{entry.hub_id} is a Hugging Face hub id, and downloads from the hub are switched off "
                               f"on this server (its operator can allow them with {registry.ENV_HUB}=1, or save "
                               f"the model into a folder and name that folder in {registry.ENV_HF}).")
-    return load_engine(entry.spec, allow_hub=registry.hub_allowed())
+    try:  # LENS_DEVICE: auto (the GPU when the server has one, else the CPU), cpu, cuda[:N], mps; LENS_DTYPE
+        return load_engine(entry.spec, allow_hub=registry.hub_allowed(), device=os.environ.get(ENV_DEVICE, "auto"),
+                           dtype=os.environ.get(ENV_DTYPE) or None)
+    except DeviceError as exc:  # the operator's setting names a device this server lacks: said on the page
+        raise CheckpointError(f"{ENV_DEVICE} / {ENV_DTYPE}: {exc}") from exc
 
 
 @st.cache_resource(max_entries=128, ttl=3600, show_spinner="Decoding…")

@@ -153,6 +153,7 @@ def test_session_state_stays_bounded_when_stepping_and_forcing(tiny_ckpt, monkey
     at = AppTest.from_file(ENTRY, default_timeout=90)
     at.session_state["preset"] = "custom"
     at.session_state["source"] = "the cat sat ."
+    at.session_state["force_open"] = True  # the force box's expander, opened
     at.run()
     sizes = []
     for i in range(24):

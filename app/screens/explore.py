@@ -13,10 +13,10 @@ from dataclasses import replace
 import streamlit as st
 from attention_lens.app import exports, services, state
 from attention_lens.app.render import beams, views
-from attention_lens.app.screens import charts, kv_cache, tour, vocabulary
 from attention_lens.app.screens import explore_analysis as analysis
 from attention_lens.app.screens import explore_controls as ctl
 from attention_lens.app.screens import explore_panels as panels
+from attention_lens.app.screens import explore_stepper, kv_cache, tour, vocabulary
 from attention_lens.app.screens import explore_url as url
 from attention_lens.app.screens import explore_why as why
 from attention_lens.app.services import CheckpointError, DecodeOptions, ModelInputError
@@ -39,14 +39,13 @@ LONG_TOKENS = 40  # past this many source tokens the grid's panels are too narro
 # on the mean of the heads (one panel).
 GRID_PANELS = 24
 K_OPENED = "fast_view_for"  # what the last single-panel default was applied for (once per model / long source)
-# px of the attention picture: one head or the mean view fits under the step bar at 768 px; the grid (every
-# layer x head, unreadable when squeezed) may run below the fold.
-HEIGHT, PRESENT_HEIGHT, GRID_HEIGHT = 280, 400, 700
-# px of the picture's column on a 1366-wide screen (sidebar open; presenter mode: no sidebar, a wider column):
-# ECharts lays the picture out for it, in % of the chart's width, so a wider screen widens it (app/render/echarts)
-COLUMN_WIDTH, PRESENT_WIDTH = 680, 900
 K_PICTURE, K_NOTE = "present_picture", "preset_note"
 K_SHARE_OPEN = "share_open"  # the Copy link popover is open
+K_FORCE_OPEN = "force_open"  # the force box's expander is open
+# Open, these show something of the step on screen that only the server computes: the stepper reports every step
+# to the server while one is (the KV cache, the logit lens / saliency toggles, the exports, the link, forcing),
+# and in beam search, whose table of live beams follows the step.
+STEP_PANELS = (K_SHARE_OPEN, K_FORCE_OPEN, kv_cache.K_OPEN, why.K_LENS, why.K_SALIENCY, panels.K_EXPORT_OPEN)
 K_PRESET_SEEN = url.K_PRESET_SEEN
 
 
@@ -99,7 +98,7 @@ def main() -> None:
     url.apply_pending(model_key, engine, len(panels.target_pieces(model_key)))
     url.show_notices()
     asked = st.session_state.pop(url.K_VIEW_ASKED, False)  # by a link, a preset's hint or the tour, this run
-    new_run = sync_run((model_key, source, target, options))
+    new_run = sync_run((model_key, source, target, services.options_key(options)))
     trace = run_or_stop(model_key, source, target, options)
     if new_run:
         open_fast(fast_view(engine, model_key, trace), asked)
@@ -108,12 +107,10 @@ def main() -> None:
         st.container(key="tokens").markdown("<span class='lens-label'>tokens fed to the encoder</span>"
                                             + ctl.chips(trace.source_tokens, special=special),
                                             unsafe_allow_html=True)
-    if trace.normalised_source != source.strip():
-        st.caption(f"Normalised to the corpus conventions: “{state.text(trace.normalised_source)}”")
+    if trace.options.get("normalised_source") != source.strip():
+        st.caption(f"Normalised to the corpus conventions: “{state.text(trace.options['normalised_source'])}”")
     state.show_warnings(trace)
-    playing = bool(st.session_state.get(ctl.K_PLAY))
-    st.fragment(stepper, run_every=st.session_state.get(ctl.K_SPEED, 1.0) if playing else None)(
-        model_key, source, target, options, playing)
+    st.fragment(stepper)(model_key, source, target, options)
 
 
 def sync_run(run_key: tuple) -> bool:
@@ -160,27 +157,16 @@ def run_or_stop(model_key: str, source: str, target: str | None, options: Decode
     stops the page."""
     forced = () if options.mode == "teacher_forced" else tuple(st.session_state.get(ctl.K_FORCED, ()))
     try:
-        return services.get_trace(model_key, source, target, replace(options, forced=forced))
+        return services.get_trace(model_key, source, target, services.options_key(replace(options, forced=forced)))
     except (ModelInputError, CheckpointError) as exc:
         st.error(state.text(exc))
         st.stop()
 
 
-def attention(shown, kind: str, view: str, step: int, layer: int, head: int, scale: str, present: bool):
-    fig = views.attention_figure(shown, kind, view, step, layer, head, scale)
-    if present:
-        ctl.present_fonts(fig)
-    cap = GRID_HEIGHT if view == "grid" else PRESENT_HEIGHT if present else HEIGHT
-    fig.update_layout(height=min(fig.layout.height, cap))  # plotly's (image panels); ECharts sizes its own
-    charts.draw(fig, "attention", fit_labels=not present,  # ECharts, or plotly for image panels
-                width=PRESENT_WIDTH if present else COLUMN_WIDTH)
-    st.caption(CAPTIONS[kind])
-    return fig
-
-
-def stepper(model_key: str, source: str, target: str | None, options: DecodeOptions, playing: bool) -> None:
-    """Everything that changes with the step. A fragment: a step click (or an autoplay tick: run_every while
-    playing) reruns only this part of the page, reading the run from the cache."""
+def stepper(model_key: str, source: str, target: str | None, options: DecodeOptions) -> None:
+    """The view pickers, the stepper (app/screens/explore_stepper: it steps in the browser) and the panels that
+    need the server at a step. A fragment: a view switch, or the step the stepper reports, reruns only this
+    part of the page, reading the run from the cache."""
     engine = services.get_engine(model_key)
     teacher = options.mode == "teacher_forced"
     present = bool(st.session_state.get(ctl.K_PRESENT))
@@ -189,65 +175,67 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
     shown = trace
     if options.mode == "beam" and trace.beams:
         special = engine.special_pieces()
-        titles = [f"#{i + 1}: {beams.text(b.target_tokens, special)}  (log-prob {b.score:.2f})"
+        titles = [f"#{i + 1}: {beams.text(b.target_tokens, special)}  (log-prob {b.options.get('score', 0):.2f})"
                   for i, b in enumerate(trace.beams)]
         pick = st.selectbox("Hypothesis", range(len(trace.beams)), key=ctl.K_BEAM, format_func=titles.__getitem__)
         shown = trace.beams[pick]
-    ctl.tick(shown.m)
-    if bool(st.session_state.get(ctl.K_PLAY)) != playing:
-        st.rerun(scope="app")  # play / pause changes the fragment's run_every
-
-    left, right = st.columns([3.5, 1] if not present else [3, 1], gap="small")
-    with left:
+    ss = st.session_state
+    kind, view, layer, head, scale = ctl.view_ui(engine, st.columns([2.6, 2.0, 0.8, 0.8, 0.9],
+                                                                      vertical_alignment="center"))
+    rule = fast_view(engine, model_key, trace)
+    if rule and view == rule[0]:  # why this run is not on the grid
+        st.caption(f":material/speed: {rule[2]}")
+    row = st.columns([2.2, 1.4, 1.2], vertical_alignment="center")
+    reading = analysis.reading_ui(row[0])  # weights / norm-weighted / rollout (E-CONTRIB)
+    if reading != "weights":
+        full = run_or_stop(model_key, source, target, replace(options, contributions=True))
+        shown = analysis.as_reading(full, shown, reading)
+    picture = "attention"
+    if present:  # one picture at a time
+        picture = row[1].segmented_control("Picture", ["attention", "next"], key=K_PICTURE, required=True,
+                                           default="attention", label_visibility="collapsed",
+                                           format_func={"attention": "Attention", "next": "Next token"}.get)
+    # drawn only when opened (key + on_change): the link in it is for the step the stepper reported
+    share = row[2].popover(":material/link: Copy link", width="stretch", key=K_SHARE_OPEN, on_change="rerun")
+    with st.container(key="server_steps"):  # hidden: the step as server widgets, for scripted clients
         step = ctl.step_bar(shown.m)
-        kind, view, layer, head, scale = ctl.view_ui(engine, st.columns([2.6, 2.0, 0.8, 0.8, 0.9],
-                                                                          vertical_alignment="center"))
-        rule = fast_view(engine, model_key, trace)
-        if rule and view == rule[0]:  # why this run is not on the grid
-            st.caption(f":material/speed: {rule[2]}")
-        row = st.columns([1, 1], vertical_alignment="center")
-        reading = analysis.reading_ui(row[0])  # weights / norm-weighted / rollout (E-CONTRIB)
-        if reading != "weights":
-            full = run_or_stop(model_key, source, target, replace(options, contributions=True))
-            shown = analysis.as_reading(full, shown, reading)
-        picture = "attention"
-        if present:  # one picture at a time
-            picture = row[1].segmented_control("Picture", ["attention", "next"], key=K_PICTURE, required=True,
-                                               default="attention", label_visibility="collapsed",
-                                               format_func={"attention": "Attention", "next": "Next token"}.get)
-        if picture == "next":
-            panels.topk_panel(shown, step, teacher)
-            fig = None
-        else:
-            fig = attention(shown, kind, view, step, layer, head, scale, present)
-            analysis.share_bar(shown, step)
-            if view == "head":
-                analysis.head_off_button(model_key, kind, layer, head)
-            if chosen_note := st.session_state.get(K_NOTE):
-                st.caption(f":material/lightbulb: {state.text(chosen_note)}")
-            if not present:  # why this token: logit lens, gradient saliency (presenter mode: one picture only)
-                why.why_panel(model_key, source, target, options, shown, step)
-    with right:
-        # drawn only when opened (key + on_change): a step click sends the button, not the link in it
-        share = st.popover(":material/link: Copy link", width="stretch", key=K_SHARE_OPEN, on_change="rerun")
-        panels.step_panel(engine, shown, step, teacher, forced, present)
-        if not present:
-            panels.topk_panel(shown, step, teacher)
-            if not teacher:
-                panels.force_ui(engine, shown, step, model_key)
+    forced_ids = tuple(ss.get(ctl.K_FORCED, ())) if not teacher else ()
+    run_key = (model_key, source, target, repr(options), forced_ids, reading, ss.get(ctl.K_BEAM, 0))
+    share_of = shown.contributions["source_share"] if shown.contributions is not None else None
+    step = explore_stepper.draw(
+        shown, run_key, step, teacher=teacher, special=engine.special_pieces(), n_forced=forced, kind=kind,
+        view=view, layer=layer, head=head, scale=scale, present=present, picture=picture,
+        caption=CAPTIONS[kind], sync=(options.mode == "beam" and not present) or any(ss.get(k) for k in STEP_PANELS),
+        source_share=share_of)
+    if picture != "next":
+        if view == "head":
+            analysis.head_off_button(model_key, kind, layer, head)
+        if chosen_note := ss.get(K_NOTE):
+            st.caption(f":material/lightbulb: {state.text(chosen_note)}")
+    if not present:
+        if not teacher:
+            force = st.expander("Force another token at this step", icon=":material/alt_route:", key=K_FORCE_OPEN,
+                                on_change="rerun")
+            if force.open:
+                with force:
+                    panels.force_ui(engine, shown, step, model_key)
+            elif ss.get(ctl.K_FORCED):
+                st.button("Undo forcing", key="unforce", on_click=panels._unforce)
+        why.why_panel(model_key, source, target, options, shown, step)  # logit lens, gradient saliency
     analysis.ablation_panel(model_key, source, target, options, shown)
     if not present:
         kv_cache.panel(model_key, shown, step)
-    if options.mode == "beam" and not present:
+    if options.mode == "beam" and not present:  # the table follows the step (sync: reported after each)
         panels.beam_panel(trace, step, engine.special_pieces())
     link = url.write(url.current(model_key, source, target, options.mode, step, kind, view, layer, head))
     if share.open:
         share.caption("This page as a link (model, sentence, mode, step, view, reading, forced tokens, heads off):")
         share.code(link, language=None, wrap_lines=True)
-    if fig is not None and not present:
+    if not present:  # the picture of the step on screen, built only while the export box is open
+        fig = views.attention_figure(shown, kind, view, step, layer, head, scale) if ss.get(
+            panels.K_EXPORT_OPEN) else None
         panels.export_panel(shown, fig, exports.file_stem(model_key, shown, step, kind),  # names, title: E-LAB
                             exports.file_stem(model_key, shown, step),
                             exports.image_title(model_key, kind, view, layer, head, step))
-
 
 main()

@@ -41,6 +41,8 @@ CSS = """<style>
 .lens-chip.forced{border:2px dashed #d9480f}
 .lens-chip.special{font-style:italic;color:#7b8794;background:#f5f7fa;border-style:dotted}
 .lens-label{color:#52606d;font-size:.85em;margin-right:.4em}
+.st-key-server_steps,[data-testid=stLayoutWrapper]:has(> .st-key-server_steps){display:none}
+@media (min-width:1700px){.block-container{font-size:1.1rem}.lens-chip{font-size:1.05em}}
 .st-key-stepbar button{padding-left:.5rem;padding-right:.5rem}
 .st-key-stepbar button [data-testid='stMarkdownContainer']{position:absolute;width:1px;height:1px;overflow:hidden;
   clip-path:inset(50%);white-space:nowrap}
@@ -54,44 +56,19 @@ PRESENT_CSS = f"""<style>
 [data-testid='stPopover'] button p{{font-size:{PRESENT_PX}px !important}}
 [data-baseweb='select'] > div{{min-height:2.8rem}}
 [data-testid='stSegmentedControl'] button,.stButton button{{min-height:2.8rem}}
+[data-testid='stTextInput'] input,[data-testid='stTextArea'] textarea,[data-baseweb='select'] input{{
+  font-size:{PRESENT_PX}px !important}}
+@media (min-width:1700px){{
+.lens-chip,.lens-label,[data-testid='stCaptionContainer'],[data-testid='stMarkdownContainer'] p,
+[data-testid='stWidgetLabel'] p,.stButton p,[data-testid='stSegmentedControl'] p,[data-baseweb='select'] div,
+[data-testid='stPopover'] button p,[data-testid='stTextInput'] input,[data-testid='stTextArea'] textarea{{
+  font-size:{PRESENT_PX + 4}px !important}}}}
 </style>"""
 
-# Page-level keys (Streamlit has none): a script run in the page itself (st.html, as app/render/preload.py does;
-# an iframe cost the page a document and a chunk of its own) listens on the page and clicks the step bar's
-# buttons, and gives them their tooltips (a button's `help` makes Streamlit draw it twice). Typing in a box is
-# left alone. It listens in the capture phase, before the focused control: a toggle or a segmented control that
-# keeps the focus after a click (checkbox inputs, button groups that use the arrows themselves) used to swallow
-# the keys. The previous listener is removed first (one per page).
-KEYS_JS = """<script>
-const doc = window.parent.document;
-const keys = {ArrowRight: 'next', ArrowLeft: 'back', Home: 'reset', End: 'end', ' ': 'play'};
-const tips = {next: 'Next step (→)', back: 'Back one step (←)', reset: 'First step (Home)',
-              end: 'Last step (End)', play: 'Play / pause (space)'};
-const titles = () => Object.entries(tips).forEach(([k, t]) => {
-  const b = doc.querySelector('.st-key-' + k + ' button'); if (!b) return;
-  b.title = t; b.setAttribute('aria-label', t);
-  b.querySelectorAll('[data-testid=stIconMaterial]').forEach((i) => i.setAttribute('aria-hidden', 'true')); });
-if (window.parent.lensTips) clearInterval(window.parent.lensTips);
-window.parent.lensTips = setInterval(titles, 1000);
-const typing = (t) => t && (t.isContentEditable || ['TEXTAREA', 'SELECT'].includes(t.tagName)
-  || (t.tagName === 'INPUT' && !['checkbox', 'radio', 'button'].includes(t.type))
-  || ['slider', 'combobox', 'listbox', 'option'].includes(t.getAttribute('role')));
-if (window.parent.lensKeys) doc.removeEventListener('keydown', window.parent.lensKeys, true);
-window.parent.lensKeys = (e) => {
-  const name = keys[e.key];
-  if (!name || e.altKey || e.ctrlKey || e.metaKey || typing(e.target)) return;
-  const b = doc.querySelector('.st-key-' + name + ' button');
-  if (b && !b.disabled) { e.preventDefault(); e.stopPropagation(); b.click(); }
-};
-doc.addEventListener('keydown', window.parent.lensKeys, true);
-</script>"""
-
-
 def style(present: bool) -> None:
+    """The page's CSS. The step's keys (arrows, Home, End, space) are the stepper component's own
+    (app/render/stepper/stepper.js): one listener for the page, set up once, never a script re-run on the page."""
     st.markdown(CSS + (PRESENT_CSS if present else ""), unsafe_allow_html=True)
-    with st.sidebar, st.container(key="lens_keys"):  # hidden, with its layout wrapper (no gap in the sidebar)
-        st.html("<style>.st-key-lens_keys, [data-testid=stLayoutWrapper]:has(> .st-key-lens_keys) {display: none;}"
-                "</style>" + KEYS_JS, unsafe_allow_javascript=True)
 
 
 def chips(tokens, now: int | None = None, cls: str = "", forced: int = 0, special: frozenset[str] = frozenset()) -> str:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.fixtures.apptest import CAT, ENTRY, explore_on, figure, heat_shapes, panels
+from tests.fixtures.apptest import CAT, ENTRY, explore_on, figure, heat_shapes, panels, stepper
 from tests.fixtures.checkpoints import build_tiny_checkpoint
 
 
@@ -26,7 +26,9 @@ def app(two_models, monkeypatch) -> AppTest:
 
 
 def step_text(at: AppTest) -> str:
-    return next(m.value for m in at.markdown if m.value.startswith("**Step "))
+    """The step the page's stepper was given, as the stepper heads its panel ("**Step 3 of 12**")."""
+    header, _ = stepper(at)
+    return f"**Step {header['step']} of {header['m']}**"
 
 
 def test_page_loads_on_default_model(app):
@@ -35,12 +37,12 @@ def test_page_loads_on_default_model(app):
     assert app.session_state["model"] == "tiny-a"
     assert app.session_state["step"] == 1
     assert step_text(app).startswith("**Step 1 of ")
-    # one chart, the attention picture in ECharts (app/render/echarts.py); the next-token distribution is HTML
-    # bars (app/render/bars.py), one per candidate, chosen marked
-    assert [c.proto.id.rsplit("-", 1)[-1] for c in app.get("echarts_chart")] == ["attention"]
-    assert not app.get("plotly_chart")
-    bars = next(m.value for m in app.markdown if "class='lens-topk'" in m.value)
-    assert bars.count("class='bar'") >= 2 and bars.count("class='chosen'") == 1 and "Next token at step 1" in bars
+    # no chart: the picture and the next-token bars are the stepper's (app/render/stepper), given every step's
+    # candidates, the chosen one among them
+    assert not app.get("echarts_chart") and not app.get("plotly_chart")
+    header, _ = stepper(app)
+    first = header["steps"][0]
+    assert len(first["top"]) >= 2 and [tok for tok, _ in first["top"]].count(first["token"]) == 1
 
 
 def test_step_controls_change_the_visible_step(app):
@@ -146,6 +148,8 @@ def test_preset_fills_source_and_target(app):
 
 def test_force_a_token(app):
     app.button(key="next").click().run()
+    app.session_state["force_open"] = True  # the force box's expander, opened
+    app.run()
     options = app.selectbox(key="force_choice").options
     assert options
     choice = options[-1]
@@ -154,8 +158,8 @@ def test_force_a_token(app):
     assert not app.exception
     assert app.session_state["step"] == 2
     assert len(app.session_state["forced"]) == 2
-    row = next(m.value for m in app.markdown if "and chose" in m.value)
-    assert f">{choice}<" in row
+    header, _ = stepper(app)
+    assert header["target"][1] == choice and header["forced"] == [1]  # only the forced token is marked forced
     app.button(key="unforce").click().run()
     assert app.session_state["forced"] == ()
 
@@ -181,7 +185,7 @@ def test_unopenable_model_shows_an_error(tmp_path, monkeypatch):
 
 
 def test_export_buttons_present(app):
-    app.session_state["export_open"] = True  # the buttons are drawn only while the expander is open (issue 31)
+    app.session_state["export_open"] = True  # the buttons are drawn only while the expander is open
     app.run()
     keys = {b.key for b in app.get("download_button")}
     assert {"dl_html", "dl_csv", "dl_json", "dl_npz"} <= keys

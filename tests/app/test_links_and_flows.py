@@ -1,4 +1,4 @@
-"""Issue 27 under AppTest on the shipped en-fr model: flows that do not dead-end (teacher forcing, forcing any
+"""Under AppTest on the shipped en-fr model: flows that do not dead-end (teacher forcing, forcing any
 token, Heads -> Explore) and links that keep everything on the page (reading, forced tokens, heads off)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 from attention_lens.model.engine import DecodeOptions, load_engine
 from streamlit.testing.v1 import AppTest
 
-from tests.fixtures.apptest import ENTRY, shipped_app
+from tests.fixtures.apptest import ENTRY, shipped_app, stepper
 from tests.fixtures.checkpoints import shipped_checkpoint
 
 DOG = "the dog sat ."
@@ -53,6 +53,8 @@ def test_the_force_box_offers_the_whole_vocabulary_and_forces_a_word_outside_the
     top = {t for t, _ in engine.trace("the cat sat .").steps[1].top_k}
     assert "▁chien" not in top
     at.slider(key="step").set_value(2).run()
+    at.session_state["force_open"] = True  # the force box's expander, opened
+    at.run()
     assert "▁chien" in at.selectbox(key="force_choice").options
     at.selectbox(key="force_choice").set_value("▁chien").run()
     at.button(key="force").click().run()
@@ -65,6 +67,8 @@ def test_the_force_box_offers_the_whole_vocabulary_and_forces_a_word_outside_the
 def test_a_link_keeps_the_reading_the_forced_tokens_and_the_heads_off(app, engine):
     at = typed(app, "the cat sat .")
     at.slider(key="step").set_value(2).run()
+    at.session_state["force_open"] = True
+    at.run()
     at.selectbox(key="force_choice").set_value("▁chien").run()
     at.button(key="force").click().run()
     at.segmented_control(key="reading").set_value("rollout").run()
@@ -83,8 +87,8 @@ def test_a_link_keeps_the_reading_the_forced_tokens_and_the_heads_off(app, engin
     assert fresh.session_state["ablated"]["en-fr"] == ("cross:1:1",)
     assert fresh.session_state["step"] == at.session_state["step"]
     forced = engine.trace("the cat sat .", options=DecodeOptions(forced=tuple(at.session_state["forced"])))
-    prefix = [m.value for m in fresh.markdown if "as text" in m.value]
-    assert prefix and "chien" in prefix[0]
+    header, _ = stepper(fresh)
+    assert "▁chien" in header["target"][: header["step"]]  # the output so far, as the stepper shows it
     assert forced.target_tokens[1] == "▁chien"
 
 

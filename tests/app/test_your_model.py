@@ -13,7 +13,7 @@ from attention_lens.app import registry
 from streamlit.testing.v1 import AppTest
 
 from tests.fixtures import hf_tiny
-from tests.fixtures.apptest import MODEL_SWITCHES, operator_configuration
+from tests.fixtures.apptest import MODEL_SWITCHES, operator_configuration, stepper
 
 APP = Path(__file__).resolve().parents[2] / "app"
 ENTRY = str(APP / "streamlit_app.py")
@@ -112,7 +112,7 @@ def test_app_renders_and_steps_hf_models(hf, configure, family):
     tokens = chips(at, "tokens fed to the encoder")
     assert "lens-chip special" in tokens  # the end token (</s>) is marked as special
     assert "special token" in tokens  # and titled so (the legend caption gave way to the picture at 1366x768)
-    m = int(next(x.value for x in at.markdown if x.value.startswith("**Step ")).split(" of ")[1].rstrip("*"))
+    m = stepper(at)[0]["m"]
     for step in range(2, min(m, 4) + 1):
         at.button(key="next").click().run()
         assert not at.exception and at.session_state["step"] == step

@@ -170,6 +170,8 @@ def test_sessions_are_isolated_and_the_shared_model_never_changes(env, key, fold
     # forcing in one session leaves the other's run alone
     b.radio(key="mode").set_value("greedy").run()
     b.button(key="next").click().run()
+    b.session_state["force_open"] = True  # the force box's expander, opened
+    b.run()
     b.button(key="force").click().run()
     assert b.session_state["forced"]
     a.run()

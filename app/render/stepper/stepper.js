@@ -1,0 +1,649 @@
+// Explore's stepper: the step bar, the attention picture (every view), the output so far and the next-token
+// bars, drawn in the browser from one packed run (app/render/stepper/__init__.py: pack). Stepping by button, key,
+// slider or autoplay redraws here and sends nothing to the server. The step reaches the server (setStateValue)
+// only when the page needs it: just before a click anywhere else on the page (so a Copy link, an export or a
+// panel opened next is for the step on screen), and after each step while the page asked for it (`sync`: a
+// panel that shows the step's own server-side reading is open). The address bar's `step` follows the screen.
+// Plain DOM and canvas: no library, nothing fetched.
+
+const STATES = new WeakMap();
+let active = null; // the stepper the page's keys drive (the last one mounted that is still on the page)
+let keysBound = false;
+
+const KEYS = { ArrowRight: 'next', ArrowLeft: 'back', Home: 'first', End: 'last', ' ': 'play' };
+const TIPS = {
+  first: 'First step (Home)', back: 'Back one step (←)', next: 'Next step (→)', last: 'Last step (End)',
+  play: 'Play / pause (space)',
+};
+// Icons as SVG paths (24 x 24): a font may lack the media symbols, and an icon font would be one more download.
+const ICONS = {
+  first: 'M6 6h2v12H6zm3.5 6 8.5 6V6z', back: 'M15.41 7.41 14 6l-6 6 6 6 1.41-1.41L10.83 12z',
+  next: 'M10 6 8.59 7.41 13.17 12l-4.58 4.59L10 18l6-6z', last: 'M6 18l8.5-6L6 6v12zM16 6v12h2V6h-2z',
+  play: 'M8 5v14l11-7z', pause: 'M6 19h4V5H6v14zm8-14v14h4V5h-4z',
+};
+function icon(name) {
+  const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+  svg.setAttribute('viewBox', '0 0 24 24');
+  svg.setAttribute('aria-hidden', 'true');
+  const path = document.createElementNS('http://www.w3.org/2000/svg', 'path');
+  path.setAttribute('d', ICONS[name]);
+  svg.appendChild(path);
+  return svg;
+}
+const KIND_TITLES = {
+  cross_attention: 'Cross-attention', decoder_self_attention: 'Decoder self-attention',
+  encoder_self_attention: 'Encoder self-attention',
+};
+
+function typing(t) {
+  if (!t || !t.getAttribute) return false;
+  if (t.isContentEditable || ['TEXTAREA', 'SELECT'].includes(t.tagName)) return true;
+  if (t.tagName === 'INPUT' && !['checkbox', 'radio', 'button', 'range'].includes(t.type)) return true;
+  return ['combobox', 'listbox', 'option', 'textbox'].includes(t.getAttribute('role'))
+    || (t.getAttribute('role') === 'slider' && !t.closest('.lens-stepper'));
+}
+
+function bindKeys() {
+  if (keysBound) return;
+  keysBound = true;
+  // Capture phase: a toggle or button group that keeps the focus after a click does not swallow the keys.
+  document.addEventListener('keydown', (e) => {
+    const s = active;
+    if (!s || !s.root.isConnected) return;
+    const name = KEYS[e.key];
+    if (!name || e.altKey || e.ctrlKey || e.metaKey) return;
+    const path = e.composedPath ? e.composedPath() : [e.target];
+    if (path.some(typing)) return;
+    e.preventDefault();
+    e.stopPropagation();
+    s.act(name);
+  }, true);
+  // The step goes to the server just before any other click: what that click shows is for the step on screen.
+  document.addEventListener('pointerdown', (e) => {
+    const s = active;
+    if (!s || !s.root.isConnected) return;
+    const path = e.composedPath ? e.composedPath() : [e.target];
+    if (path.includes(s.root)) return;
+    s.report();
+  }, true);
+}
+
+// ---- the packed run ------------------------------------------------------------------------------------------
+const HALF = (() => { // every IEEE half float's value
+  const t = new Float32Array(65536);
+  for (let i = 0; i < 65536; i++) {
+    const s = i & 0x8000 ? -1 : 1, e = (i >> 10) & 0x1f, f = i & 0x3ff;
+    t[i] = e === 0 ? s * f * 2 ** -24 : e === 31 ? (f ? NaN : s * Infinity) : s * (1 + f / 1024) * 2 ** (e - 15);
+  }
+  return t;
+})();
+
+function unpack(bytes) {
+  const buf = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+  const view = new DataView(buf);
+  const magic = String.fromCharCode(...new Uint8Array(buf, 0, 4));
+  if (magic !== 'LENS') throw new Error('not a stepper run');
+  const size = view.getUint32(4, true);
+  const header = JSON.parse(new TextDecoder().decode(new Uint8Array(buf, 8, size)));
+  const base = 8 + size;
+  const kinds = {};
+  for (const [kind, a] of Object.entries(header.arrays)) {
+    const { layers: L, heads: H, lengths } = a;
+    const starts = [0];
+    for (const k of lengths) starts.push(starts[starts.length - 1] + k);
+    const cells = starts[starts.length - 1];
+    const values = new Float32Array(L * H * cells);
+    const at = base + a.offset;
+    if (header.encoding === 'f16') {
+      const half = new Uint16Array(buf, at, L * H * cells);
+      for (let i = 0; i < values.length; i++) values[i] = HALF[half[i]];
+    } else {
+      const q = lengths.length;
+      const scales = new Float32Array(buf, at, L * H * q);
+      const codes = new Uint8Array(buf, at + 4 * L * H * q, L * H * cells);
+      for (let p = 0; p < L * H; p++) {
+        for (let r = 0; r < q; r++) {
+          const sc = scales[p * q + r] / 255;
+          for (let i = p * cells + starts[r]; i < p * cells + starts[r + 1]; i++) values[i] = codes[i] * sc;
+        }
+      }
+    }
+    kinds[kind] = { L, H, lengths, starts, cells, values };
+  }
+  return { header, kinds };
+}
+
+// ---- colours -------------------------------------------------------------------------------------------------
+function lut(stops) {
+  const rgb = stops.map(([, c]) => [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16)));
+  const out = [];
+  for (let i = 0; i < 256; i++) {
+    const f = i / 255;
+    let j = 0;
+    while (j < stops.length - 2 && f > stops[j + 1][0]) j++;
+    const [a, b] = [stops[j][0], stops[j + 1][0]];
+    const u = b > a ? Math.min(1, Math.max(0, (f - a) / (b - a))) : 0;
+    const c = rgb[j].map((x, k) => Math.round(x + (rgb[j + 1][k] - x) * u));
+    out.push(`rgb(${c[0]},${c[1]},${c[2]})`);
+  }
+  return out;
+}
+
+// ---- text helpers --------------------------------------------------------------------------------------------
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+const pct = (p) => (p > 0 && p < 0.0005 ? '<0.1%' : `${(100 * p).toFixed(1)}%`);
+const asText = (pieces, special) => pieces.filter((p) => !special.has(p)).join('').replaceAll('▁', ' ').trim();
+
+// ---- one stepper ---------------------------------------------------------------------------------------------
+function create(parent) {
+  const root = el('div', 'lens-stepper');
+  root.setAttribute('data-testid', 'lens-stepper');
+  parent.appendChild(root);
+  const s = {
+    root, run: null, header: null, seq: null, runId: null, step: 1, reported: null, playing: false, timer: null,
+    urlTimer: null, syncTimer: null, layoutKey: null, panels: [], colours: null, setState: null, lastDraw: 0,
+  };
+
+  // the step bar
+  const bar = el('div', 'lens-bar');
+  bar.setAttribute('role', 'toolbar');
+  bar.setAttribute('aria-label', 'Step through the decoding');
+  const buttons = {};
+  for (const name of ['first', 'back', 'next', 'last', 'play']) {
+    const b = el('button', `lens-btn lens-${name}`);
+    b.appendChild(icon(name));
+    b.type = 'button';
+    b.title = TIPS[name];
+    b.setAttribute('aria-label', TIPS[name]);
+    b.addEventListener('click', () => s.act(name));
+    buttons[name] = b;
+    bar.appendChild(b);
+  }
+  const speed = el('select', 'lens-speed');
+  speed.title = 'Seconds per step while playing';
+  speed.setAttribute('aria-label', 'Seconds per step while playing');
+  for (const v of [0.5, 1, 2, 3]) {
+    const o = el('option', '', `${v} s`);
+    o.value = String(v);
+    speed.appendChild(o);
+  }
+  speed.value = '1';
+  speed.addEventListener('change', () => { if (s.playing) { s.stop(); s.play(); } });
+  bar.appendChild(speed);
+  const slider = el('input', 'lens-slider');
+  slider.type = 'range';
+  slider.min = '1';
+  slider.setAttribute('aria-label', 'Step');
+  slider.addEventListener('input', () => { s.stop(); s.go(Number(slider.value)); });
+  bar.appendChild(slider);
+  const counter = el('span', 'lens-counter');
+  counter.setAttribute('aria-live', 'polite');
+  bar.appendChild(counter);
+  root.appendChild(bar);
+
+  const body = el('div', 'lens-body');
+  const left = el('div', 'lens-left');
+  const picture = el('div', 'lens-picture');
+  picture.setAttribute('role', 'img');
+  const described = el('p', 'lens-sr');
+  described.id = `lens-desc-${Math.random().toString(36).slice(2)}`;
+  picture.setAttribute('aria-describedby', described.id);
+  const caption = el('p', 'lens-caption');
+  left.append(picture, described, caption);
+  const side = el('div', 'lens-side');
+  body.append(left, side);
+  root.appendChild(body);
+  const tip = el('div', 'lens-tip');
+  tip.setAttribute('role', 'tooltip');
+  root.appendChild(tip);
+  Object.assign(s, { buttons, speed, slider, counter, picture, described, caption, side, tip, left });
+
+  s.act = (name) => {
+    if (!s.run) return;
+    const m = s.header.m;
+    if (name === 'play') { if (s.playing) s.stop(); else s.play(); return; }
+    s.stop();
+    s.go({ first: 1, back: s.step - 1, next: s.step + 1, last: m }[name]);
+  };
+  s.play = () => {
+    if (!s.run || s.header.m <= 1) return;
+    if (s.step >= s.header.m) s.go(1);
+    s.playing = true;
+    s.timer = setInterval(() => {
+      if (!root.isConnected || s.step >= s.header.m) { s.stop(); return; }
+      s.go(s.step + 1);
+    }, Number(speed.value) * 1000);
+    s.drawBar();
+  };
+  s.stop = () => {
+    if (s.timer) clearInterval(s.timer);
+    s.timer = null;
+    if (s.playing) { s.playing = false; s.drawBar(); }
+  };
+  s.go = (step) => {
+    const m = s.header.m;
+    const next = Math.max(1, Math.min(m, Math.round(step)));
+    if (next === s.step && s.lastDraw) return;
+    s.step = next;
+    s.draw();
+    s.keepUrl();
+    if (s.header.sync) {
+      clearTimeout(s.syncTimer);
+      s.syncTimer = setTimeout(() => s.report(), 300);
+    }
+  };
+  s.report = () => {
+    if (!s.setState || s.reported === s.step) return;
+    s.reported = s.step;
+    s.setState('step', s.step);
+  };
+  s.keepUrl = () => { // the address bar's step, at most four times a second (browsers throttle history calls)
+    if (s.urlTimer) return;
+    s.urlTimer = setTimeout(() => {
+      s.urlTimer = null;
+      if (!root.isConnected) return;
+      const u = new URL(window.location.href);
+      if (!u.searchParams.has('step') && !s.header.url_step) return;
+      u.searchParams.set('step', String(s.step));
+      window.history.replaceState(window.history.state, '', u.toString());
+    }, 250);
+  };
+  s.cleanup = () => { s.stop(); if (active === s) active = null; };
+
+  picture.addEventListener('mousemove', (e) => s.hover(e));
+  picture.addEventListener('mouseleave', () => { tip.style.display = 'none'; });
+  new ResizeObserver(() => { if (s.run) { s.layoutKey = null; s.draw(); } }).observe(left);
+  window.addEventListener('resize', () => { if (s.run && root.isConnected) { s.layoutKey = null; s.draw(); } });
+  return s;
+}
+
+// ---- what each view shows ------------------------------------------------------------------------------------
+function panelsOf(s) {
+  const h = s.header, k = s.run.kinds[h.kind];
+  if (h.view === 'head') {
+    const layer = Math.min(h.layer, k.L - 1), head = Math.min(h.head, k.H - 1);
+    return [{ title: '', layer, heads: [head] }];
+  }
+  if (h.view === 'mean') {
+    const all = [...Array(k.H).keys()];
+    return [...Array(k.L).keys()].map((l) => ({ title: `layer ${l + 1}${k.H > 1 ? ' (mean of heads)' : ''}`, layer: l, heads: all }));
+  }
+  const out = [];
+  for (let l = 0; l < k.L; l++) for (let hd = 0; hd < k.H; hd++) out.push({ title: `layer ${l + 1} · head ${hd + 1}`, layer: l, heads: [hd] });
+  return out;
+}
+
+function labelsOf(s) {
+  const h = s.header, kind = h.kind;
+  const src = h.source.map((t, i) => `${i} ${t}`);
+  if (kind === 'encoder_self_attention') return { q: src, k: src };
+  const q = h.read.map((r, i) => `${i} ${r} → ${h.target[i]}`);
+  if (kind === 'cross_attention') return { q, k: src };
+  return { q, k: h.read.map((t, i) => `${i} ${t}`) };
+}
+
+// value of (panel, row, key): null where nothing was computed (past a row's keys: hatched)
+function valueAt(s, panel, q, key) {
+  const k = s.run.kinds[s.header.kind];
+  if (key >= k.lengths[q]) return null;
+  let sum = 0;
+  for (const hd of panel.heads) sum += k.values[(panel.layer * k.H + hd) * k.cells + k.starts[q] + key];
+  return sum / panel.heads.length;
+}
+
+function fontPx(s) {
+  const big = window.innerWidth >= 1700;
+  return s.header.present ? (big ? 22 : 18) : (big ? 14 : 12);
+}
+
+function measure(labels, px) {
+  const c = measure.ctx || (measure.ctx = document.createElement('canvas').getContext('2d'));
+  c.font = `${px}px 'DejaVu Sans Mono', Menlo, monospace`;
+  return Math.max(0, ...labels.map((t) => c.measureText(t).width));
+}
+
+// ---- layout: built once per run, view and width ----------------------------------------------------------------
+function layout(s) {
+  const h = s.header;
+  const width = Math.max(280, s.left.clientWidth || 680);
+  const key = [s.runId, h.kind, h.view, h.layer, h.head, width, fontPx(s), window.innerWidth >= 1700].join('|');
+  if (key === s.layoutKey) return;
+  s.layoutKey = key;
+  const F = fontPx(s);
+  const { q, k } = labelsOf(s);
+  const panels = panelsOf(s);
+  const gap = 14;
+  const labelW = Math.min(0.32 * width, measure(q, F) + 10);
+  const avail = width - labelW - gap - 2; // the label column, then a gap before each panel
+  const natural = h.view === 'grid' ? s.run.kinds[h.kind].H : panels.length;
+  const minCell = F + 3; // a cell wide enough for its key's label, turned upright
+  const perRow = Math.max(1, Math.min(natural, Math.floor((avail + gap) / (k.length * minCell + gap))));
+  s.perRow = perRow;
+  const cellW = Math.max(2, Math.min(48, (avail - gap * (perRow - 1)) / perRow / k.length));
+  const cellH = Math.max(F + 5, Math.min(40, cellW));
+  const keyW = measure(k, F);
+  const upright = keyW + 6 > cellW;
+  const every = upright ? Math.max(1, Math.ceil((F + 2) / cellW)) : 1;
+  s.picture.replaceChildren();
+  s.picture.style.setProperty('--lens-font', `${F}px`);
+  s.picture.classList.toggle('lens-scroll', h.view !== 'grid');
+  s.panels = [];
+  for (let r = 0; r < panels.length; r += perRow) {
+    const row = el('div', 'lens-prow');
+    const names = el('div', 'lens-qlabels');
+    names.style.width = `${labelW}px`;
+    names.style.fontSize = `${F}px`;
+    const titleH = panels[r].title ? F + 8 : 0;
+    names.style.paddingTop = `${titleH}px`;
+    const qEls = q.map((t) => {
+      const d = el('div', 'lens-q', t);
+      d.style.height = `${cellH}px`;
+      d.style.lineHeight = `${cellH}px`;
+      d.title = t;
+      names.appendChild(d);
+      return d;
+    });
+    row.appendChild(names);
+    for (const p of panels.slice(r, r + perRow)) {
+      const box = el('div', 'lens-panel');
+      if (p.title) {
+        const t = el('div', 'lens-ptitle', p.title);
+        t.style.fontSize = `${F}px`;
+        t.style.height = `${titleH}px`;
+        box.appendChild(t);
+      }
+      const wrap = el('div', 'lens-cells');
+      const canvas = el('canvas');
+      const dpr = window.devicePixelRatio || 1;
+      canvas.width = Math.round(cellW * k.length * dpr);
+      canvas.height = Math.round(cellH * q.length * dpr);
+      canvas.style.width = `${cellW * k.length}px`;
+      canvas.style.height = `${cellH * q.length}px`;
+      canvas.setAttribute('aria-hidden', 'true');
+      const outline = el('div', 'lens-outline');
+      outline.style.width = `${cellW * k.length}px`;
+      outline.style.height = `${cellH}px`;
+      wrap.append(canvas, outline);
+      const keys = el('div', 'lens-klabels');
+      keys.style.width = `${cellW * k.length}px`;
+      keys.style.fontSize = `${F}px`;
+      const kEls = k.map((t, i) => {
+        const d = el('span', `lens-k${upright ? ' up' : ''}`, t);
+        d.style.width = `${upright ? Math.max(cellW, F + 2) : cellW}px`;
+        d.style.left = `${i * cellW + (upright ? (cellW - Math.max(cellW, F + 2)) / 2 : 0)}px`;
+        d.title = t;
+        if (i % every) d.classList.add('thin');
+        keys.appendChild(d);
+        return d;
+      });
+      keys.style.height = `${upright ? Math.min(140, keyW + 8) : F + 8}px`;
+      box.append(wrap, keys);
+      row.appendChild(box);
+      s.panels.push({ ...p, canvas, ctx: canvas.getContext('2d'), outline, kEls, qEls, box, wrap, cellW, cellH, dpr });
+    }
+    s.picture.appendChild(row);
+  }
+  s.geometry = { q, k, cellW, cellH, F };
+}
+
+// ---- drawing a step ------------------------------------------------------------------------------------------
+function shownRows(s) {
+  const h = s.header;
+  return h.kind === 'encoder_self_attention' ? h.n : s.step;
+}
+function shownKeys(s) {
+  const h = s.header;
+  if (h.kind !== 'decoder_self_attention') return h.n;
+  return h.teacher ? h.m : s.step;
+}
+
+function zmaxOf(s) {
+  if (s.header.scale !== 'stretch') return 1;
+  let z = 1e-6;
+  const rows = shownRows(s), keys = shownKeys(s);
+  for (const p of s.panels) {
+    for (let qi = 0; qi < rows; qi++) for (let ki = 0; ki < keys; ki++) {
+      const v = valueAt(s, p, qi, ki);
+      if (v !== null && v > z) z = v;
+    }
+  }
+  return z;
+}
+
+function drawPicture(s) {
+  layout(s);
+  const h = s.header, { cellW, cellH } = s.geometry;
+  const rows = shownRows(s), keys = shownKeys(s);
+  const z = zmaxOf(s);
+  s.zmax = z;
+  const now = h.kind === 'encoder_self_attention' ? null : s.step - 1;
+  for (const p of s.panels) {
+    const c = p.ctx;
+    c.setTransform(p.dpr, 0, 0, p.dpr, 0, 0);
+    c.clearRect(0, 0, p.canvas.width, p.canvas.height);
+    const current = [];
+    for (let qi = 0; qi < rows; qi++) {
+      for (let ki = 0; ki < keys; ki++) {
+        const v = valueAt(s, p, qi, ki);
+        const x = ki * cellW, y = qi * cellH;
+        if (v === null) {
+          c.fillStyle = h.mask_colour;
+          c.fillRect(x + 0.5, y + 0.5, cellW - 1, cellH - 1);
+          if (cellW >= 6) {
+            c.strokeStyle = '#8a8a8a';
+            c.lineWidth = 1;
+            c.beginPath();
+            c.moveTo(x + 2, y + cellH - 2);
+            c.lineTo(x + cellW - 2, y + 2);
+            c.stroke();
+          }
+        } else {
+          c.fillStyle = s.colours[Math.max(0, Math.min(255, Math.round((v / z) * 255)))];
+          c.fillRect(x + 0.5, y + 0.5, Math.max(0.5, cellW - 1), Math.max(0.5, cellH - 1));
+        }
+        if (qi === now) current.push(v === null ? null : Number(v.toFixed(5)));
+      }
+    }
+    p.wrap.style.height = `${rows * cellH}px`; // the rows computed so far; the key labels follow them
+    p.box.dataset.row = JSON.stringify(current);
+    p.box.dataset.layer = String(p.layer + 1);
+    p.box.dataset.heads = p.heads.map((x) => x + 1).join(',');
+    p.outline.style.display = now === null ? 'none' : 'block';
+    if (now !== null) p.outline.style.top = `${now * cellH}px`;
+    p.qEls.forEach((d, i) => d.classList.toggle('hidden', i >= rows));
+    p.qEls.forEach((d, i) => d.classList.toggle('now', i === now));
+    p.kEls.forEach((d, i) => d.classList.toggle('hidden', i >= keys));
+  }
+  for (const p of s.panels) {
+    // row labels live in the panel row's first column: every panel row shares them
+    const labels = p.qEls;
+    labels.forEach((d, i) => d.classList.toggle('hidden', i >= rows));
+  }
+  // the current row stays in view in a one-panel picture that scrolls
+  if (now !== null && s.picture.classList.contains('lens-scroll')) {
+    const top = now * cellH + (s.panels[0]?.canvas.offsetTop || 0);
+    const view = s.picture;
+    if (top < view.scrollTop || top + cellH > view.scrollTop + view.clientHeight) {
+      view.scrollTop = Math.max(0, top - view.clientHeight / 2);
+    }
+  }
+  describe(s, rows, keys, now);
+}
+
+function describe(s, rows, keys, now) {
+  const h = s.header, { q, k } = s.geometry;
+  const what = h.view === 'head' ? `${KIND_TITLES[h.kind]} · layer ${h.layer + 1} · head ${h.head + 1}`
+    : `${KIND_TITLES[h.kind]}${h.view === 'mean' ? ', mean over heads' : ''}`;
+  const n = s.panels.length;
+  let text = `${what}: ${n > 1 ? `${n} panels, each ` : ''}${rows} × ${keys} (queries × keys). `
+    + `Last query: ${q[rows - 1]}. Keys: ${k.slice(0, keys).join(', ')}.`;
+  if (now !== null && n === 1) {
+    let best = -1, bv = -1;
+    for (let ki = 0; ki < keys; ki++) {
+      const v = valueAt(s, s.panels[0], now, ki);
+      if (v !== null && v > bv) { bv = v; best = ki; }
+    }
+    if (best >= 0) text += ` Row ${now} looks most at ${k[best]} (${bv.toFixed(2)}).`;
+  }
+  s.picture.setAttribute('aria-label', text);
+  s.described.textContent = text;
+}
+
+function chip(text, cls, title) {
+  const c = el('span', `lens-chip${cls ? ` ${cls}` : ''}`, text);
+  if (title) c.title = title;
+  return c;
+}
+
+function drawSide(s) {
+  const h = s.header, t = s.step - 1, st = h.steps[t];
+  const special = new Set(h.special), forced = new Set(h.forced);
+  const out = [];
+  const showPicture = h.picture !== 'next';
+  if (showPicture) {
+    out.push(el('div', 'lens-stepno', `Step ${s.step} of ${h.m}`));
+    const prefix = el('div', 'lens-chips lens-prefix');
+    prefix.appendChild(el('span', 'lens-label', h.teacher ? 'Reference read so far' : 'Output so far'));
+    h.target.slice(0, s.step).forEach((tok, i) => {
+      const cls = [i === t ? 'now' : '', forced.has(i) ? 'forced' : '', special.has(tok) ? 'special' : '']
+        .filter(Boolean).join(' ');
+      prefix.appendChild(chip(tok, cls, `position ${i}${forced.has(i) ? ' · forced' : ''}${special.has(tok) ? ' · special token' : ''}`));
+    });
+    out.push(prefix);
+    const txt = el('div', 'lens-astext');
+    txt.append(el('span', 'lens-label', 'as text'), document.createTextNode(asText(h.target.slice(0, s.step), special)));
+    out.push(txt);
+    const read = el('div', 'lens-chips lens-read');
+    read.append(el('span', 'lens-label', `row ${t} read`), chip(h.read[t], 'read'),
+      el('span', 'lens-label', h.teacher ? 'and had to predict' : 'and chose'), chip(h.target[t], 'now'));
+    out.push(read);
+    if (h.teacher) {
+      const v = el('div', 'lens-verdict');
+      v.append('Model\'s top guess: ', chip(st.token), ` (${pct(st.prob)}) `,
+        el('span', st.correct ? 'ok' : 'bad', st.correct ? 'matches' : 'differs from'),
+        ' the reference ', chip(st.reference), ` (p = ${pct(st.target_prob)}).`);
+      out.push(v);
+    }
+  }
+  if (!h.present || h.picture === 'next') {
+    const topk = el('div', 'lens-topk');
+    topk.setAttribute('role', 'table');
+    topk.setAttribute('aria-label', `Next token at step ${s.step}`);
+    topk.appendChild(el('div', 'lens-topk-title', `Next token at step ${s.step}`));
+    for (const [tok, p] of st.top) {
+      const chosen = tok === st.token, ref = h.teacher && tok === st.reference;
+      const hover = `${tok}: p = ${p.toFixed(4)}${chosen ? ' (chosen)' : ''}${ref ? ' (reference)' : ''}`;
+      const name = el('span', `tok${ref ? ' ref' : ''}`, tok);
+      name.title = hover;
+      const b = el('span', 'bar');
+      b.title = hover;
+      const fill = el('span', chosen ? 'chosen' : '');
+      fill.style.width = `${Math.min(Math.max(p, 0), 1) * 100}%`;
+      b.appendChild(fill);
+      topk.append(name, b, el('span', 'p', pct(p)));
+    }
+    out.push(topk);
+    out.push(el('p', 'lens-caption', `Orange: the token ${h.teacher ? 'the model would pick; outlined: the reference.' : 'decoding chose.'}`));
+  }
+  s.side.replaceChildren(...out);
+}
+
+function drawBar(s) {
+  const m = s.header.m;
+  s.slider.max = String(m);
+  s.slider.value = String(s.step);
+  s.slider.disabled = m <= 1;
+  s.slider.setAttribute('aria-valuetext', `Step ${s.step} of ${m}`);
+  s.counter.textContent = `${s.step} / ${m}`;
+  s.buttons.first.disabled = s.buttons.back.disabled = s.step <= 1;
+  s.buttons.next.disabled = s.buttons.last.disabled = s.step >= m;
+  s.buttons.play.disabled = m <= 1;
+  s.buttons.play.replaceChildren(icon(s.playing ? 'pause' : 'play'));
+  const tip = s.playing ? 'Pause (space)' : TIPS.play;
+  s.buttons.play.title = tip;
+  s.buttons.play.setAttribute('aria-label', tip);
+  s.buttons.play.setAttribute('aria-pressed', String(s.playing));
+}
+
+function draw(s) {
+  const h = s.header;
+  s.root.dataset.step = String(s.step);
+  s.root.dataset.m = String(h.m);
+  s.root.classList.toggle('present', !!h.present);
+  s.root.classList.toggle('big', window.innerWidth >= 1700);
+  s.drawBar();
+  const showPicture = h.picture !== 'next';
+  s.left.style.display = showPicture ? '' : 'none';
+  if (showPicture) drawPicture(s);
+  drawSide(s);
+  s.caption.textContent = h.caption || '';
+  s.lastDraw = performance.now();
+  s.root.dataset.drawn = String(s.lastDraw);
+  s.root.dispatchEvent(new CustomEvent('lens-drawn', { detail: { step: s.step }, bubbles: true, composed: true }));
+}
+
+function hover(s, e) {
+  const g = s.geometry;
+  if (!g) return;
+  const p = s.panels.find((x) => e.composedPath().includes(x.canvas));
+  if (!p) { s.tip.style.display = 'none'; return; }
+  const r = p.canvas.getBoundingClientRect();
+  const ki = Math.floor((e.clientX - r.left) / g.cellW), qi = Math.floor((e.clientY - r.top) / g.cellH);
+  if (qi < 0 || ki < 0 || qi >= shownRows(s) || ki >= shownKeys(s)) { s.tip.style.display = 'none'; return; }
+  const v = valueAt(s, p, qi, ki);
+  const err = s.header.max_error;
+  s.tip.textContent = '';
+  s.tip.append(el('div', '', `query ${g.q[qi]}`), el('div', '', `key ${g.k[ki]}`),
+    el('div', '', v === null ? 'masked: this query may not see this key'
+      : `weight ${v.toFixed(3)}${err >= 0.0005 ? ` (± ${err.toFixed(3)})` : ''}`));
+  if (p.title) s.tip.append(el('div', 'dim', p.title));
+  s.tip.style.display = 'block';
+  s.tip.style.left = `${Math.min(window.innerWidth - 260, e.clientX + 14)}px`;
+  s.tip.style.top = `${e.clientY + 14}px`;
+}
+
+// ---- entry point: called on every run of the page that draws the component -------------------------------------
+export default function (component) {
+  const { data, parentElement, setStateValue } = component;
+  let s = STATES.get(parentElement);
+  if (!s) {
+    s = create(parentElement);
+    s.drawBar = () => drawBar(s);
+    s.draw = () => draw(s);
+    s.hover = (e) => hover(s, e);
+    STATES.set(parentElement, s);
+  }
+  s.setState = setStateValue;
+  active = s;
+  bindKeys();
+  if (!data) return s.cleanup;
+  let run;
+  try {
+    run = unpack(data instanceof Uint8Array ? data : new Uint8Array(data));
+  } catch (err) {
+    s.root.textContent = `The stepper could not read this run: ${err.message}`;
+    return s.cleanup;
+  }
+  const h = run.header;
+  if (!s.colours) s.colours = lut(h.colours);
+  const newRun = h.run_id !== s.runId;
+  s.run = run;
+  s.header = h;
+  if (newRun || h.seq !== s.seq) { // the server chose the step (a new run, a link, the tour, a forced token)
+    s.stop();
+    s.step = Math.max(1, Math.min(h.m, h.step || 1));
+    s.reported = s.step;
+  }
+  s.runId = h.run_id;
+  s.seq = h.seq;
+  s.layoutKey = null;
+  s.step = Math.max(1, Math.min(h.m, s.step));
+  s.draw();
+  if (s.reported !== s.step && h.sync) s.report();
+  return s.cleanup;
+}
