@@ -185,9 +185,10 @@ def head_roles_test(model_key: str, n: int) -> dict[str, Any]:
 
 
 @st.cache_data(max_entries=8, show_spinner="Measuring what every head attends to on your pairs…")
-def head_roles_on(model_key: str, pairs: tuple[tuple[str, str], ...]) -> dict[str, Any]:
-    """head_roles_test on the user's own (source, target) pairs (no gold links)."""
-    return head_roles(get_engine(model_key), [Example(s, t, "") for s, t in pairs])
+def head_roles_on(model_key: str, pairs: tuple[tuple[str, ...], ...]) -> dict[str, Any]:
+    """head_roles_test on the user's own (source, target[, gold]) pairs: with the file's gold links, when it has
+    them, a cross-attention head can be named aligning."""
+    return head_roles(get_engine(model_key), [Example(p[0], p[1], p[2] if len(p) > 2 else "") for p in pairs])
 
 
 @st.cache_data(max_entries=16)

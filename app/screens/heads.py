@@ -66,7 +66,8 @@ def kind_grid(code: str, heads: list[dict], n_layers: int, n_heads: int) -> None
 
 def pairs_ui(model_key: str) -> tuple[str, tuple[tuple[str, str], ...] | None]:
     """Which pairs the ranking runs on: the first n of the test split, or the user's own file (source<TAB>
-    target[<TAB>gold] per line, as on the Alignment page). Returns (what they are, the pairs), pairs None
+    target[<TAB>gold] per line, as on the Alignment page). Returns (what they are, the pairs: (source, target) of
+    the test split, (source, target, gold) of a file), pairs None
     when the file is missing or cannot be used (the page says why)."""
     data = st.segmented_control("Pairs", list(DATA), key=K_DATA, format_func=DATA.get, required=True,
                                 label_visibility="collapsed")
@@ -90,13 +91,14 @@ def pairs_ui(model_key: str) -> tuple[str, tuple[tuple[str, str], ...] | None]:
     if problems:
         st.error("This file cannot be used:\n\n" + state.text("\n".join(f"- {p}" for p in problems[:10])))
         return "", None
-    return f"the {len(examples)} pairs of {up.name}", tuple((e.source, e.target) for e in examples)
+    # the gold column is kept: the roles name a cross-attention head "aligning" only against gold links
+    return f"the {len(examples)} pairs of {up.name}", tuple((e.source, e.target, e.gold) for e in examples)
 
 
 def name_pairs(what: str, pairs: tuple[tuple[str, str], ...]) -> None:
     """The pairs a ranking used, each one line (source → target)."""
     with st.expander(f"Ranked on {what}"):
-        st.markdown("\n".join(f"{i + 1}. {state.text(s)} → {state.text(t)}" for i, (s, t) in enumerate(pairs)))
+        st.markdown("\n".join(f"{i + 1}. {state.text(p[0])} → {state.text(p[1])}" for i, p in enumerate(pairs)))
 
 
 def main() -> None:
@@ -120,7 +122,7 @@ def main() -> None:
         return
     try:
         result = (services.head_ranking(model_key, st.session_state[K_N]) if st.session_state[K_DATA] == "test"
-                  else services.head_ranking_on(model_key, pairs))
+                  else services.head_ranking_on(model_key, tuple(p[:2] for p in pairs)))
     except ModelInputError as exc:
         st.info(state.text(exc))
         return
