@@ -29,6 +29,7 @@ OPTIONAL = ("en-fr-no-scaling",)
 VIEWS = {"switches": "Switches & leakage meter", "probe": "Causality probe", "broken": "Broken models",
          "bugs": "Three more bugs", "exposure": "Training vs inference"}
 K_VIEW, K_CAUSAL, K_SHIFT, K_HEAD = "leak_view", "leak_causal", "leak_shift", "leak_head"
+K_SHARE_OPEN = "leak_share_open"  # the Copy link popover is open
 K_LABELS, K_SIGNATURE, K_SAMPLE = "leak_probe_labels", "leak_signature", "leak_sample_n"
 SIGNATURES = {"next_position": "weight on the next position (t → t+1)",
               "copy_diagonal": "weight on its own position where it holds the answer"}
@@ -369,8 +370,10 @@ def main() -> None:
     causal, shift = switches_ui(engine)
     if K_VIEW not in st.session_state:
         st.session_state[K_VIEW] = "switches"
-    view = st.radio("View", list(VIEWS), key=K_VIEW, format_func=VIEWS.get, horizontal=True,
-                    label_visibility="collapsed")
+    row = st.columns([6, 1], vertical_alignment="center")
+    view = row[0].radio("View", list(VIEWS), key=K_VIEW, format_func=VIEWS.get, horizontal=True,
+                        label_visibility="collapsed")
+    share = page_url.share_popover(row[1], K_SHARE_OPEN)
     st.divider()
     if view == "switches":
         switches_view(model_key, engine, source, target, causal, shift)
@@ -382,7 +385,7 @@ def main() -> None:
         leakage_exposure.exposure_view(model_key, engine, source, target, causal, shift, ERRORS)
     else:
         broken_view(engine, source, target)
-    page_url.write(URL_RULES)
+    page_url.share_link(share, page_url.write(URL_RULES))
 
 
 main()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlencode
 
 import streamlit as st
 from attention_lens.app import state
@@ -87,8 +88,9 @@ def open_page(page: str, rules: dict[str, Rule], title: str, caption: str,
     return model_key, engine
 
 
-def write(rules: dict[str, Rule], sentence: bool = True) -> None:
-    """The page's state into the address bar: the model (and the sentence), then each rule's value."""
+def write(rules: dict[str, Rule], sentence: bool = True) -> str:
+    """The page's state into the address bar: the model (and the sentence), then each rule's value. Returns the
+    link to it."""
     ss = st.session_state
     params = {"model": str(ss.get(K_MODEL, ""))}
     if sentence:
@@ -97,3 +99,16 @@ def write(rules: dict[str, Rule], sentence: bool = True) -> None:
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
     ss[url.K_WRITTEN] = params
+    return f"{(st.context.url or '').split('?')[0]}?{urlencode(params)}"
+
+
+def share_popover(container, key: str):
+    """A "Copy link" popover like Explore's; fill it with share_link once the page's link is written. Its content
+    is drawn only while it is open (key + on_change)."""
+    return container.popover(":material/link: Copy link", width="stretch", key=key, on_change="rerun")
+
+
+def share_link(popover, link: str) -> None:
+    if popover.open:
+        popover.caption("This page as a link (model, sentence and the page's settings):")
+        popover.code(link, language=None, wrap_lines=True)
