@@ -46,6 +46,17 @@ def refuse_config(config: Any, spec: str) -> None:
                           f"this tool opens models such as Marian, T5, BART, Pegasus or M2M-100.")
 
 
+SENTENCEPIECE_FILES = {"marian": ("source.spm", "target.spm")}  # files a family's slow tokenizer reads
+
+
+def missing_sentencepiece(path: Path, config: Any) -> list[str]:
+    """The SentencePiece files the family's tokenizer reads that the folder lacks (none when it ships a
+    tokenizer.json, which the fast tokenizer reads instead)."""
+    if (path / "tokenizer.json").is_file():
+        return []
+    return [f for f in SENTENCEPIECE_FILES.get(getattr(config, "model_type", ""), ()) if not (path / f).is_file()]
+
+
 def load_folder(spec: str | Path, allow_hub: bool = False, device: torch.device | None = None,
                 dtype: torch.dtype = torch.float32) -> tuple[Any, Any, str, dict[str, Any]]:
     """A local folder, or (allow_hub) a hub id -> (model in eval mode on `device` (None: the CPU) with weights of
@@ -82,6 +93,12 @@ def load_folder(spec: str | Path, allow_hub: bool = False, device: torch.device 
             warnings.simplefilter("ignore")  # e.g. Marian's "Recommended: pip install sacremoses."
             tokenizer = AutoTokenizer.from_pretrained(spec, **hub)
     except Exception as exc:  # tokenizer classes raise many types (OSError, ValueError, AssertionError, ...)
+        missing = missing_sentencepiece(path, config) if local else []
+        if missing:
+            raise CheckpointError(f"{spec}: its tokenizer needs {' and '.join(missing)} (the SentencePiece model of "
+                                  f"each vocabulary), which the folder lacks: copy the file(s) from the model's "
+                                  f"original folder, or save the tokenizer there (tokenizer.save_pretrained(folder))"
+                                  ) from exc
         raise CheckpointError(f"{spec}: its tokenizer cannot be loaded ({type(exc).__name__}: {exc})") from exc
     try:
         model, info = AutoModelForSeq2SeqLM.from_pretrained(
