@@ -62,3 +62,25 @@ def test_an_unknown_command_is_one_clear_error(capsys):
     with pytest.raises(SystemExit) as done:
         main(["tracee"])
     assert done.value.code == 2 and "invalid choice: 'tracee'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["app", "--server.port", "8600"], ["-m", "streamlit", "run", "app/streamlit_app.py", "--server.headless", "true",
+                                        "--server.port", "8600"]),
+    (["serve", "--replicas", "3"], ["deploy/serve.py", "--replicas", "3"]),
+])
+def test_app_and_serve_replace_the_process(argv, expected, monkeypatch):
+    """exec, as ./run.sh does: a SIGTERM to attention-lens reaches Streamlit / the replicas (a child would be left
+    running), and every option after the command is passed on."""
+    calls = []
+
+    def execv(path, args):  # records the call; the real one never returns
+        calls.append((path, args))
+        raise SystemExit(0)
+
+    monkeypatch.setattr("os.execv", execv)
+    with pytest.raises(SystemExit):
+        main(argv)
+    (path, args), = calls
+    assert path == sys.executable and args[0] == sys.executable
+    assert [a.replace(str(ROOT) + "/", "") for a in args[1:]] == expected
