@@ -27,8 +27,10 @@ K_SENT = "stepper_sent"  # the step the stepper is known to show (sent by the se
 K_SEQ = "stepper_seq"  # raised each time the server chooses the step
 ENCODING = "f16"  # see app/render/stepper: 2 bytes a cell, error <= 2.5e-4 for weights up to 1
 
+# In the page's own DOM (no shadow root): its classes all start with lens-, and tests, benchmarks and screen readers
+# reach it as any other part of the page.
 COMPONENT = st.components.v2.component("attention_lens_stepper", js=packing.asset("stepper.js"),
-                                       css=packing.asset("stepper.css"))
+                                       css=packing.asset("stepper.css"), isolate_styles=False)
 
 _CACHE: OrderedDict[tuple, tuple[dict, bytes, float]] = OrderedDict()  # run key -> packing.weights(...)
 _LOCK = threading.Lock()
