@@ -89,6 +89,24 @@ class Tally:
                     self.sums[name] += w[:, :, i] @ gold[i]
             self.gold_rows += int((counted & (aligned.sum(1) > 0)).sum())
 
+    def counts(self) -> dict[str, Any]:
+        """The sums and row counts as JSON-ready lists, what a merge of shards adds (`merged`)."""
+        return {"rows": self.rows, "gold_rows": self.gold_rows, "sums": {k: v.tolist() for k, v in self.sums.items()}}
+
+    @classmethod
+    def merged(cls, parts: Sequence[dict[str, dict[str, Any]]]) -> dict[str, Tally]:
+        """Kind code -> the Tally of several `counts()` maps (kind code -> counts), added up."""
+        out: dict[str, Tally] = {}
+        for part in parts:
+            for code, c in part.items():
+                first = np.asarray(c["sums"]["same"])
+                tally = out.setdefault(code, cls(*first.shape))
+                for k, v in c["sums"].items():
+                    tally.sums[k] = tally.sums[k] + np.asarray(v, dtype=float)
+                tally.rows += c["rows"]
+                tally.gold_rows += c["gold_rows"]
+        return out
+
     def means(self) -> dict[str, np.ndarray | None]:
         out: dict[str, np.ndarray | None] = {k: v / max(self.rows, 1) for k, v in self.sums.items()
                                              if k not in ("aligned", "aligned_shift")}
@@ -141,9 +159,11 @@ def gold_keys(trace: Trace, gold: Gold, specials: Iterable[str]) -> tuple[np.nda
 
 
 def tally_traces(traces: Sequence[Trace], golds: Sequence[Gold | None] | None = None,
-                 specials: Iterable[str] = SPECIAL_PIECES) -> dict[str, Tally]:
-    """Kind code -> Tally over teacher-forced (or decoded) traces; golds: one per trace, or None."""
-    tallies: dict[str, Tally] = {}
+                 specials: Iterable[str] = SPECIAL_PIECES, tallies: dict[str, Tally] | None = None
+                 ) -> dict[str, Tally]:
+    """Kind code -> Tally over teacher-forced (or decoded) traces; golds: one per trace, or None. Adds to
+    `tallies` when given (a corpus read batch by batch)."""
+    tallies = {} if tallies is None else tallies
     for k, trace in enumerate(traces):
         gold = golds[k] if golds else None
         cross_gold = gold_keys(trace, gold, specials) if gold is not None and gold.possible else None
@@ -174,24 +194,48 @@ def roles_of(tallies: dict[str, Tally]) -> list[dict[str, Any]]:
     return out
 
 
-def head_roles(engine: Engine, examples: Sequence[Example]) -> dict[str, Any]:
-    """Every head's figures and role over examples, teacher forcing in the model's trained setting:
-    {"n": sentences used, "rule": ROLE_RULE, "heads": roles_of(...)}. Sentences the model cannot read are
-    skipped; gold links are used where the example has them and its pieces group into its words."""
-    from attention_lens.model.analysis.alignment.corpus import engine_specials
-    from attention_lens.model.engine.runs import DecodeOptions
+class RoleTallies:
+    """Head roles over a corpus read batch by batch: each batch of examples is traced (teacher forcing in the
+    model's trained setting), tallied and dropped, so memory does not grow with the corpus."""
 
-    causal, shift = engine.trained_setting
-    engine.check_switches(causal, shift)
-    options = DecodeOptions(mode="teacher_forced", causal=causal, shift=shift)
-    results = engine.trace_batch([e.source for e in examples], [e.target for e in examples], options)
-    traces, golds = [], []
-    for ex, result in zip(examples, results):
-        if isinstance(result, Exception):
-            continue
-        traces.append(result)
-        golds.append(parse_pharaoh(ex.gold) if ex.gold else None)
-    if not traces:
-        raise ValueError("head roles: no sentence of the file could be read by the model")
-    return {"n": len(traces), "rule": ROLE_RULE, "heads": roles_of(tally_traces(traces, golds,
-                                                                                   engine_specials(engine)))}
+    def __init__(self, engine: Engine) -> None:
+        from attention_lens.model.analysis.alignment.corpus import engine_specials
+        from attention_lens.model.engine.runs import DecodeOptions
+
+        causal, shift = engine.trained_setting
+        engine.check_switches(causal, shift)
+        self.engine = engine
+        self.options = DecodeOptions(mode="teacher_forced", causal=causal, shift=shift)
+        self.specials = engine_specials(engine)
+        self.tallies: dict[str, Tally] = {}
+        self.n = 0
+
+    def add(self, examples: Sequence[Example]) -> None:
+        """Trace and tally a batch; sentences the model cannot read are skipped."""
+        results = self.engine.trace_batch([e.source for e in examples], [e.target for e in examples], self.options)
+        traces, golds = [], []
+        for ex, result in zip(examples, results):
+            if isinstance(result, Exception):
+                continue
+            traces.append(result)
+            golds.append(parse_pharaoh(ex.gold) if ex.gold else None)
+        tally_traces(traces, golds, self.specials, self.tallies)
+        self.n += len(traces)
+
+    def result(self) -> dict[str, Any]:
+        """{"n", "rule", "heads": roles_of(...), "counts": kind code -> Tally.counts() (what a merge adds)}."""
+        if not self.n:
+            raise ValueError("head roles: no sentence of the file could be read by the model")
+        return {"n": self.n, "rule": ROLE_RULE, "heads": roles_of(self.tallies),
+                "counts": {code: t.counts() for code, t in self.tallies.items()}}
+
+
+def head_roles(engine: Engine, examples: Sequence[Example], batch_size: int = 16) -> dict[str, Any]:
+    """Every head's figures and role over examples, teacher forcing in the model's trained setting:
+    {"n": sentences used, "rule": ROLE_RULE, "heads": roles_of(...), "counts"}. Sentences the model cannot read
+    are skipped; gold links are used where the example has them and its pieces group into its words. Traced
+    batch_size examples at a time."""
+    roles = RoleTallies(engine)
+    for start in range(0, len(examples), batch_size):
+        roles.add(examples[start:start + batch_size])
+    return roles.result()

@@ -112,3 +112,71 @@ def evaluate(engine: Engine, sources: Sequence[str], targets: Sequence[str], cau
 def rounded(metrics: dict[str, Any]) -> dict[str, Any]:
     """Scores as a card keeps them: every float to 5 decimals."""
     return {k: round(v, 5) if isinstance(v, float) else v for k, v in metrics.items()}
+
+
+class EvalSums:
+    """The figures of `evaluate` kept as sums, so that a file can be scored batch by batch (model.engine.stream)
+    and the shards of a file run apart add up exactly (`merged`): exact matches, chrF's and BLEU's corpus
+    statistics (sacrebleu's own per-sentence counts; its corpus score is computed from their sum, so the sum of
+    batches gives the corpus score), teacher-forced correct tokens, NLL and tokens."""
+
+    def __init__(self) -> None:
+        self.chrf, self.bleu = sacrebleu.metrics.CHRF(), sacrebleu.metrics.BLEU(force=True)
+        self.n = self.exact = self.correct = self.tokens = 0
+        self.nll = 0.0
+        self.chrf_stats: list[int] = []
+        self.bleu_stats: list[int] = []
+
+    @staticmethod
+    def _sum(total: list[int], stats: list[list[int]]) -> list[int]:
+        for row in stats:
+            total = [a + b for a, b in zip(total, row)] if total else list(row)
+        return total
+
+    def add_texts(self, hyps: Sequence[str], refs: Sequence[str]) -> None:
+        hyps, refs = [folded(h) for h in hyps], [folded(r) for r in refs]
+        self.n += len(refs)
+        self.exact += sum(h == r for h, r in zip(hyps, refs))
+        self.chrf_stats = self._sum(self.chrf_stats, self.chrf._extract_corpus_statistics(hyps, [refs]))
+        self.bleu_stats = self._sum(self.bleu_stats, self.bleu._extract_corpus_statistics(hyps, [refs]))
+
+    def add_totals(self, totals: Totals) -> None:
+        self.correct += totals.correct
+        self.nll += totals.nll
+        self.tokens += totals.tokens
+
+    def add(self, engine: Engine, sources: Sequence[str], targets: Sequence[str], options: DecodeOptions) -> None:
+        """One batch: greedy translations scored against the targets, and teacher forcing in `options`."""
+        hyps = translate_all(engine, sources, batch_size=max(len(sources), 1))
+        self.add_texts(hyps, targets)
+        srcs = [source_ids(engine, s) for s in sources]
+        labels = [engine.encode_target(engine.normalise_target(t)) for t in targets]
+        self.add_totals(teacher_forced_totals(engine, srcs, labels, options, batch_size=max(len(srcs), 1)))
+
+    def result(self) -> dict[str, Any]:
+        """The keys of `eval --json`, and `counts`: the sums a merge adds."""
+        empty = not self.n
+        return {"n": self.n, "exact_match": self.exact / max(self.n, 1),
+                "chrf": 0.0 if empty else self.chrf._compute_score_from_stats(self.chrf_stats).score,
+                "bleu": 0.0 if empty else self.bleu._compute_score_from_stats(self.bleu_stats).score,
+                "teacher_forced_accuracy": self.correct / max(self.tokens, 1),
+                "teacher_forced_loss": self.nll / max(self.tokens, 1),
+                "counts": {"exact": self.exact, "chrf_stats": self.chrf_stats, "bleu_stats": self.bleu_stats,
+                           "correct": self.correct, "nll": self.nll, "tokens": self.tokens}}
+
+    @classmethod
+    def merged(cls, results: Sequence[dict[str, Any]]) -> EvalSums:
+        """The sums of several `result()`s (shards of one file)."""
+        total = cls()
+        for r in results:
+            c = r.get("counts")
+            if c is None:
+                raise ValueError("merge: an eval result without its counts (written by an older eval)")
+            total.n += r["n"]
+            total.exact += c["exact"]
+            total.chrf_stats = cls._sum(total.chrf_stats, [c["chrf_stats"]] if c["chrf_stats"] else [])
+            total.bleu_stats = cls._sum(total.bleu_stats, [c["bleu_stats"]] if c["bleu_stats"] else [])
+            total.correct += c["correct"]
+            total.nll += c["nll"]
+            total.tokens += c["tokens"]
+        return total

@@ -83,8 +83,9 @@ class MultiHeadAttention(nn.Module):
                 bugs: Bugs = NO_BUGS) -> tuple[torch.Tensor, torch.Tensor | None]:
         """x: (B, Tq, d_model) queries; k, v: (B, h, Tk, d_k) -> ((B, Tq, d_model), weights or None).
 
-        keep: (h,) 1.0 / 0.0 per head, or None: a head mask on the head outputs before W_O (ablation; the
-        weights are still computed and returned as they were). bugs: the switched-on bugs of this run."""
+        keep: (h,) 1.0 / 0.0 per head, (B, h) a mask per batch row, or None: a head mask on the head outputs
+        before W_O (ablation; the weights are still computed and returned as they were). bugs: the switched-on
+        bugs of this run."""
         q = self._split(self.w_q(x))
         scaled = self.scaled and not bugs.unscaled
         if need_weights or bugs.mask_after_softmax:  # the fused kernel cannot mask after its softmax
@@ -93,7 +94,7 @@ class MultiHeadAttention(nn.Module):
         else:
             out, weights = attention_no_weights(q, k, v, mask, scaled), None
         if keep is not None:
-            out = out * keep[:, None, None]
+            out = out * (keep[:, None, None] if keep.dim() == 1 else keep[:, :, None, None])
         b, _, t, _ = out.shape
         return self.w_o(out.transpose(1, 2).reshape(b, t, self.h * self.d_k)), weights
 

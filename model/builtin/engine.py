@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import torch
+from attention_lens.model.builtin.ablation import head_off_nll
 from attention_lens.model.builtin.attention import NO_BUGS, Bugs
 from attention_lens.model.builtin.batch import teacher_forced_batch
 from attention_lens.model.builtin.checkpoint import Checkpoint, load_checkpoint
@@ -204,6 +206,14 @@ class BuiltinEngine(Engine):
         return teacher_forced_batch(self.model, srcs, labels, options.causal, options.shift, need_weights,
                                     self.head_masks(options), need_parts=options.contributions,
                                     bugs=bugs_of(options))
+
+    def head_off_nll(self, srcs: list[list[int]], labels: list[list[int]], options: DecodeOptions,
+                     heads: list[str]) -> np.ndarray:
+        if options.bugs:  # the batched ablation runs the healthy computation only
+            return super().head_off_nll(srcs, labels, options, heads)
+        self.check_options(options)
+        named = [(k, int(la), int(h)) for k, la, h in (spec.split(":") for spec in heads)]
+        return head_off_nll(self.model, srcs, labels, options.causal, options.shift, named)
 
     def decoder_dims(self) -> dict[str, int]:
         cfg = self.cfg

@@ -33,7 +33,10 @@ def cmd_trace(args: argparse.Namespace) -> int:
                             swap_cross=args.swap_cross, unscaled=args.unscaled)
     engine.check_bugs(options)  # a switch this family cannot compute: one error, not one per line of --data
     if args.data is not None:
-        return trace_data(engine, args.data, Path(args.out), options, args.batch_size)
+        from attention_lens.model.engine.stream import Shard
+
+        return trace_data(engine, args.data, Path(args.out), options, args.batch_size, Shard.parse(args.shard),
+                          args.window)
     text = read_stdin_or(args.text)
     try:
         trace = engine.trace(text, target=args.target, options=options)
@@ -130,6 +133,10 @@ def build_parser(prog: str = "python -m model") -> argparse.ArgumentParser:
     given.add_argument("--data", help="a TSV of source[<TAB>target] lines (- for standard input): one trace per "
                                       "line into the folder --out, 0001.json, ...")
     p.add_argument("--batch-size", type=int, default=16, help="lines run together with --data")
+    p.add_argument("--shard", metavar="K/N", help="with --data: only shard K of N, the lines whose number i has "
+                                                  "(i - 1) mod N == K - 1 (the trace files keep the line numbers)")
+    p.add_argument("--window", type=int, default=2048, help="with --data: lines read ahead and sorted by length "
+                                                            "before batching (memory grows with this, not the file)")
     p.add_argument("--target", help="reference target: one teacher-forced pass instead of decoding")
     p.add_argument("--decode", choices=("greedy", "beam", "sample"), default="greedy")
     p.add_argument("--beam", type=int, default=4)

@@ -1,6 +1,6 @@
 """Subcommands of `python -m model` beyond `trace`; each module has `register(subparsers)`."""
 
-from attention_lens.model.cli import align, aligner, corpus, eval, heads, probe, train
+from attention_lens.model.cli import align, aligner, corpus, eval, heads, merge, probe, train
 
 REGISTRY = [train.register, eval.register, corpus.register, probe.register, align.register, heads.register,
-            aligner.register]
+            aligner.register, merge.register]

@@ -6,36 +6,65 @@ from __future__ import annotations
 import argparse
 import json
 
-from attention_lens.model.cli.common import add_model, open_model, read_pairs
+from attention_lens.model.cli.common import add_model, open_model
+
+RANK_BATCH = 16  # sentences per batch: each becomes (heads of a layer) rows of the batched ablation pass
 
 
 def run(args: argparse.Namespace) -> int:
-    from attention_lens.model.analysis.ablation import rank_heads
-    from attention_lens.model.analysis.head_roles import head_roles
+    from attention_lens.model.analysis.ablation import rank_pairs
+    from attention_lens.model.analysis.head_roles import RoleTallies
+    from attention_lens.model.corpora import Example
+    from attention_lens.model.engine.stream import CorpusStream, Shard
 
-    rows = read_pairs(args.data, args.limit or 0)
+    shard = Shard.parse(args.shard)
+    if args.limit is not None and args.limit < 1:
+        raise ValueError("--limit must be at least 1")
     engine = open_model(args)
-    result = rank_heads(engine, [r.source for r in rows], [r.target for r in rows], progress=True)
-    roles = head_roles(engine, rows)
-    result["roles"] = roles["heads"]
-    result["role_rule"] = roles["rule"]
+    # The window: with --limit, only the first `limit` lines are read (and bucketed).
+    window = min(args.window, args.limit) if args.limit else args.window
+    stream = CorpusStream(args.data, shard=shard, batch_size=args.batch_size or RANK_BATCH, window=window,
+                          desc="heads", progress=True)
+    roles = RoleTallies(engine)
+    losses = None
+    for batch in stream:
+        if args.limit and stream.lines > args.limit:
+            batch = batch[:len(batch) - (stream.lines - args.limit)]
+        losses = rank_pairs(engine, [[(x.source, x.target) for x in batch]], losses)
+        roles.add([Example(x.source, x.target, x.gold) for x in batch])
+        if args.limit and stream.lines >= args.limit:
+            break
+    if losses is None or not losses.sentences:
+        raise ValueError(f"{args.data}: no sentence pairs" + (f" in shard {shard}" if shard.count > 1 else ""))
+    result = losses.result()
+    role_result = roles.result()
+    result["roles"] = role_result["heads"]
+    result["role_rule"] = role_result["rule"]
+    result["role_counts"] = role_result["counts"]
+    result["merge"] = {"kind": "heads", "shard": str(shard), "model": args.model}
     if args.json:
         print(json.dumps(result))
         return 0
-    print(f"base loss {result['base_loss']:.4f} nats/token over {len(rows)} pairs (teacher forcing)")
+    print_result(result)
+    return 0
+
+
+def print_result(result: dict) -> None:
+    print(f"base loss {result['base_loss']:.4f} nats/token over {result['n']} pairs (teacher forcing)")
     print("rank  head        loss increase")
     for i, h in enumerate(result["heads"], 1):
         print(f"{i:4d}  {h['kind']}:{h['layer']}:{h['head']:<6}  {h['loss_increase']:+.4f}")
-    print(f"\nroles over {roles['n']} pairs ({roles['rule']})")
-    for h in roles["heads"]:
+    print(f"\nroles over {result['n']} pairs ({result['role_rule']})")
+    for h in result["roles"]:
         print(f"  {h['kind']}:{h['layer']}:{h['head']:<6}  {h['role']:<15} same {h['same']:.2f}  prev "
               f"{h['previous']:.2f}  next {h['next']:.2f}  first {h['first']:.2f}  </s> {h['eos']:.2f}  punct "
               f"{h['punctuation']:.2f}  entropy {h['entropy_norm']:.2f}"
               + (f"  aligned {max(h['aligned'], h['aligned_shift']):.2f}" if h["aligned"] is not None else ""))
-    return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from attention_lens.model.engine.stream import add_stream_options
+
     p = sub.add_parser(
         "heads", help="rank every head by the loss increase when it alone is switched off",
         description="Which heads matter: switch each attention head off alone and rank the heads by how much the "
@@ -51,5 +80,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true",
                    help="JSON: base_loss, heads [{kind, layer, head, loss_increase}], roles [{kind, layer, head, "
                         "role, same, previous, next, first, eos, punctuation, aligned, aligned_shift, entropy, "
-                        "entropy_norm}], role_rule")
+                        "entropy_norm}], role_rule; and the counts `merge` adds: n, tokens, base_nll, each head's "
+                        "nll, role_counts")
+    add_stream_options(p)
     p.set_defaults(func=run)

@@ -1,21 +1,21 @@
 """`trace --data FILE.tsv --out DIR` (docs/formats.md): one trace per input line, `0001.json`, … in DIR
-(numbered by the line), in batches, with a progress bar on stderr. A line is `source[<TAB>target[<TAB>gold]]`;
-a line with a target is teacher-forced on it, as `--target` is. Bad lines (one that is not UTF-8 too, with the
-file and the byte named) are reported by number on stderr and the good ones still traced; the exit code is 1 when
-any line failed. `--data -` and `--text -` read standard input."""
+(numbered by the line), read as a stream (model.engine.stream: lines of similar length batched together, memory
+bounded, `--shard K/N`), each batch written as it is done, with a progress bar on stderr. A line is
+`source[<TAB>target[<TAB>gold]]`; a line with a target is teacher-forced on it, as `--target` is. Bad lines (one
+that is not UTF-8 too, with the file and the byte named) are reported by number on stderr as they come and the
+good ones still traced; the exit code is 1 when any line failed. `--data -` and `--text -` read standard
+input."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 
-from attention_lens.model.corpora.example import parse_line
 from attention_lens.model.engine import DecodeOptions, Engine, ModelInputError
+from attention_lens.model.engine.stream import BAR, WINDOW, CorpusStream, Shard, count_lines
 
 FAILED = 1
-# tqdm's default bar with the time left spelled out: "tracing  40%|####  | 80/200 [00:02 elapsed, 00:03 left, ...]".
-BAR = "{desc} {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} [{elapsed} elapsed, {remaining} left, {rate_fmt}]"
+__all__ = ["BAR", "read_stdin_or", "trace_data"]  # BAR: the progress bar's format (model.engine.stream)
 
 
 def read_stdin_or(value: str) -> str:
@@ -23,73 +23,32 @@ def read_stdin_or(value: str) -> str:
     return sys.stdin.read().rstrip("\r\n") if value == "-" else value
 
 
-def read_lines(data: str) -> list[str | UnicodeDecodeError]:
-    """The lines of the file `data` (`-`: standard input), each decoded as UTF-8 on its own: a line that is not
-    UTF-8 is its UnicodeDecodeError, so that it is reported by number and the other lines still run."""
-    if data == "-":
-        stream = getattr(sys.stdin, "buffer", None)
-        if stream is None:  # a text stream without bytes underneath (already decoded)
-            return sys.stdin.read().splitlines()
-        raw = stream.read()
-    else:
-        with open(data, "rb") as f:
-            raw = f.read()
-    out: list[str | UnicodeDecodeError] = []
-    for line in raw.splitlines():
-        try:
-            out.append(line.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            out.append(exc)
-    return out
-
-
-def parse_lines(lines: Iterable[str | UnicodeDecodeError], name: str = "the input"
-                ) -> tuple[list[tuple[int, str, str | None]], list[tuple[int, str]]]:
-    """(line number, source, target or None) of each usable line, and (line number, reason) of each bad one;
-    blank lines are skipped. A UnicodeDecodeError in place of a line (read_lines) is reported with the file's
-    name and the undecodable byte."""
-    good, bad = [], []
-    for number, line in enumerate(lines, start=1):
-        if isinstance(line, UnicodeDecodeError):
-            bad.append((number, f"{name}, line {number}: not UTF-8 (byte 0x{line.object[line.start]:02x}, byte "
-                                f"{line.start + 1} of the line: {line.reason})"))
-            continue
-        line = line.rstrip("\r\n")
-        if not line.strip():
-            continue
-        try:
-            example = parse_line(line, need_target=False)
-        except ValueError as exc:
-            bad.append((number, str(exc)))
-            continue
-        good.append((number, example.source, example.target or None))
-    return good, bad
-
-
-def trace_data(engine: Engine, data: str, out: Path, options: DecodeOptions, batch_size: int) -> int:
+def trace_data(engine: Engine, data: str, out: Path, options: DecodeOptions, batch_size: int,
+               shard: Shard | None = None, window: int = WINDOW) -> int:
+    """One trace per usable line of `data` (model.engine.stream: read lazily, lines of similar length batched
+    together, at most `window` lines held), written as each batch is done; bad lines reported on stderr as they
+    come. Returns 1 when any line failed, else 0."""
     from tqdm import tqdm
 
     if batch_size < 1:
         raise ValueError("--batch-size must be at least 1")
-    lines = read_lines(data)
-    good, bad = parse_lines(lines, "standard input" if data == "-" else data)
-    width = max(4, len(str(len(lines))))
+    stream = CorpusStream(data, shard=shard or Shard(), batch_size=batch_size, window=window, need_target=False,
+                          strict=False, desc="tracing")
+    physical = count_lines(data)
+    width = max(4, len(str(physical or 0)))
     out.mkdir(parents=True, exist_ok=True)
-    written = 0
-    with tqdm(total=len(good), desc="tracing", unit="line", file=sys.stderr, bar_format=BAR) as bar:
-        for start in range(0, len(good), batch_size):
-            chunk = good[start:start + batch_size]
-            results = engine.trace_batch([c[1] for c in chunk], [c[2] for c in chunk], options)
-            for (number, _, _), result in zip(chunk, results):
-                if isinstance(result, ModelInputError):
-                    bad.append((number, str(result)))
-                    continue
-                result.save(out / f"{number:0{width}d}.json")
-                written += 1
-                for w in result.warnings:
-                    tqdm.write(f"line {number}: warning: {w}", file=sys.stderr)
-            bar.update(len(chunk))
-    for number, reason in sorted(bad):
-        print(f"line {number}: error: {reason}", file=sys.stderr)
-    print(f"wrote {written} traces to {out}" + (f"; {len(bad)} line(s) failed" if bad else ""), file=sys.stderr)
-    return FAILED if bad else 0
+    written = failed = 0
+    for batch in stream:
+        results = engine.trace_batch([x.source for x in batch], [x.target or None for x in batch], options)
+        for line, result in zip(batch, results):
+            if isinstance(result, ModelInputError):
+                failed += 1
+                stream.write(f"line {line.number}: error: {result}")
+                continue
+            result.save(out / f"{line.number:0{width}d}.json")
+            written += 1
+            for w in result.options.get("warnings", []) if isinstance(result.options, dict) else result.warnings:
+                tqdm.write(f"line {line.number}: warning: {w}", file=sys.stderr)
+    failed += stream.bad_count
+    print(f"wrote {written} traces to {out}" + (f"; {failed} line(s) failed" if failed else ""), file=sys.stderr)
+    return FAILED if failed else 0

@@ -39,6 +39,7 @@ from abc import ABC, abstractmethod
 from dataclasses import replace
 from typing import Any
 
+import numpy as np
 import torch
 from attention_lens.model.engine.beam import beam_search
 from attention_lens.model.engine.contributions import contributions
@@ -177,6 +178,23 @@ class Engine(ABC):
         """The head masks of options.ablate for this model (None per kind with no head off), on its device."""
         masks = keep_masks(options.ablate, self.n_encoder_layers, self.n_decoder_layers, self.n_heads)
         return {k: None if m is None else m.to(self.device) for k, m in masks.items()}
+
+    def head_off_nll(self, srcs: list[list[int]], labels: list[list[int]], options: DecodeOptions,
+                     heads: list[str]) -> np.ndarray:
+        """(1 + len(heads),) the summed negative log-likelihood (nats) of the labels of (source ids, label ids)
+        pairs under teacher forcing in the setting of `options`: first with no head off, then with each head of
+        `heads` ("kind:layer:head", 1-based) alone off. This default runs one teacher_forced_batch per head; a
+        family may do better (ours: many heads in one batched pass, a head mask per row: model.builtin.ablation)."""
+        out = np.zeros(1 + len(heads))
+        for k, spec in enumerate([None, *heads]):
+            runs = self.teacher_forced_batch(srcs, labels, replace(options, ablate=() if spec is None else (spec,)),
+                                             need_weights=False)
+            for run in runs:
+                logits = run.logits.astype(np.float64)
+                top = logits.max(-1, keepdims=True)
+                lse = (top + np.log(np.exp(logits - top).sum(-1, keepdims=True)))[:, 0]
+                out[k] += float((lse - logits[np.arange(len(run.out_ids)), run.out_ids]).sum())
+        return out
 
     def layer_logits(self, run: RawRun, options: DecodeOptions) -> torch.Tensor:
         """The logit lens (model.engine.lens): replay `run` in the setting of `options` (the same heads off) and

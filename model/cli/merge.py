@@ -1,0 +1,110 @@
+"""`python -m model merge FILE.json ...`: the `--json` outputs of the shards of one file (`--shard K/N`) added up
+into the output of one run over the whole file. Every figure is recomputed from summed counts (tokens, NLL,
+exact matches, chrF / BLEU statistics, per-head sums, alignment link counts), never by averaging the shards'
+ratios. Each output names its command in `merge.kind`; `MERGERS` maps a kind to its merge function (a command
+module adds its own)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+Merger = Callable[[Sequence[dict[str, Any]]], dict[str, Any]]
+
+
+def merge_eval(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    from attention_lens.model.analysis.scores import EvalSums
+
+    return EvalSums.merged(results).result()
+
+
+def merge_heads(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    from attention_lens.model.analysis.ablation import HeadLosses
+    from attention_lens.model.analysis.head_roles import ROLE_RULE, Tally, roles_of
+
+    out = HeadLosses.merged(results).result()
+    if all("role_counts" in r for r in results):
+        tallies = Tally.merged([r["role_counts"] for r in results])
+        out["roles"] = roles_of(tallies)
+        out["role_rule"] = ROLE_RULE
+        out["role_counts"] = {code: t.counts() for code, t in tallies.items()}
+    return out
+
+
+def merge_align(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    from attention_lens.model.cli import align  # the align command's own merge of its counts
+
+    return align.merge_results(results)
+
+
+MERGERS: dict[str, Merger] = {"eval": merge_eval, "heads": merge_heads, "align": merge_align}
+
+
+def merge(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One output from several shards' outputs of the same command, model and file (ValueError otherwise)."""
+    if not results:
+        raise ValueError("merge: give the JSON outputs of the shards")
+    tags = [r.get("merge") if isinstance(r, dict) else None for r in results]
+    if any(not isinstance(t, dict) or "kind" not in t for t in tags):
+        raise ValueError("merge: every file must be the --json output of eval, heads or align (it names its kind "
+                         "under \"merge\")")
+    kinds = {t["kind"] for t in tags}
+    if len(kinds) != 1:
+        raise ValueError(f"merge: the files come from different commands ({', '.join(sorted(kinds))})")
+    kind = kinds.pop()
+    if kind not in MERGERS:
+        raise ValueError(f"merge: no merge for {kind!r} outputs")
+    models = {t.get("model") for t in tags}
+    if len(models) != 1:
+        raise ValueError(f"merge: the files come from different models ({', '.join(sorted(map(str, models)))})")
+    shards = [t.get("shard", "1/1") for t in tags]
+    counts = {s.partition("/")[2] for s in shards}
+    if len(counts) != 1:
+        raise ValueError(f"merge: the shards were cut differently ({', '.join(shards)})")
+    if len(set(shards)) != len(shards):
+        raise ValueError(f"merge: a shard is given twice ({', '.join(sorted(shards))})")
+    out = MERGERS[kind](results)
+    n = int(counts.pop() or 1)
+    out["merge"] = {"kind": kind, "model": tags[0].get("model"), "shard": "1/1" if len(shards) == n else
+                    "+".join(sorted(shards)), "shards": sorted(shards)}
+    if len(shards) != n:
+        out["merge"]["missing"] = [f"{k}/{n}" for k in range(1, n + 1) if f"{k}/{n}" not in shards]
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    results = []
+    for path in args.files:
+        try:
+            with open(path, encoding="utf-8") as f:
+                results.append(json.load(f))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ValueError(f"{path}: not a JSON output ({exc})") from None
+    out = merge(results)
+    if "missing" in out["merge"]:
+        print(f"warning: shards {', '.join(out['merge']['missing'])} are missing: the figures cover the others only",
+              file=sys.stderr)
+    text = json.dumps(out)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+    else:
+        print(text)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("merge", help="add up the --json outputs of the shards of one file (--shard K/N)",
+                       description="Add up the --json outputs of eval, heads or align run on the shards of one "
+                                   "file (--shard K/N): counts are summed and every figure recomputed from the sums, "
+                                   "so the result equals one run over the whole file.",
+                       epilog="""example:
+  for k in 1 2 3 4; do python -m model eval --model M --data test.tsv --shard $k/4 --json > eval.$k.json; done
+  python -m model merge eval.*.json""")
+    p.add_argument("files", nargs="+", metavar="FILE.json", help="the shards' --json outputs")
+    p.add_argument("--out", help="write the merged JSON here (default: standard output)")
+    p.set_defaults(func=run)
