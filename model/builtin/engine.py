@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +18,7 @@ from attention_lens.model.builtin.normalise import normalise
 from attention_lens.model.builtin.saliency import embedded_run
 from attention_lens.model.builtin.transformer import Encoded, Transformer
 from attention_lens.model.builtin.vocabulary import lexicon, unknown_words
-from attention_lens.model.builtin.word_counts import words_of
+from attention_lens.model.builtin.word_counts import WORD, words_of
 from attention_lens.model.engine.bugs import BUGS, swap_error
 from attention_lens.model.engine.contract import Engine
 from attention_lens.model.engine.errors import ModelInputError
@@ -78,6 +79,7 @@ class BuiltinStepper(Stepper):
 
 
 RARE_COUNT = 3  # a typed word seen fewer times than this in training is named in the notice
+BYTE_PIECE = re.compile(r"<0x[0-9A-F]{2}>")  # SentencePiece's byte fallback: a character it has no piece for
 
 
 def bugs_of(options: DecodeOptions) -> Bugs:
@@ -172,7 +174,27 @@ class BuiltinEngine(Engine):
         counts = self.ckpt.source_counts
         if counts is None:
             return []
-        return list(dict.fromkeys(w for w in words_of(normalised) if counts.get(w.casefold(), 0) < RARE_COUNT))
+        found = []
+        for chunk in normalised.split():
+            found += [w for w in words_of(chunk) if self._unseen(w, counts)]
+            # what is left of the chunk besides its words: a symbol read as raw bytes (🙂) is unknown too
+            found += [rest for rest in WORD.sub(" ", chunk).split() if self._read_as_bytes(rest)]
+        return list(dict.fromkeys(found))
+
+    def _read_as_bytes(self, text: str) -> bool:
+        """The source tokenizer has no piece for (part of) text: it reads it as the unknown piece or as bytes."""
+        unknown = self.unknown_pieces()
+        return any(p in unknown or BYTE_PIECE.fullmatch(p) for p in self._source.encode(text).pieces)
+
+    def _unseen(self, word: str, counts: dict[str, int]) -> bool:
+        """A typed word this model does not know: read as bytes, or seen fewer than RARE_COUNT times. The counts
+        are case-folded, which merges some spellings (`daß` and `dass`): such a word counts as seen only when
+        its own spelling is one whole piece of the vocabulary."""
+        if self._read_as_bytes(word):
+            return True
+        if word.casefold() != word.lower():
+            return len([p for p in self._source.encode(word.lower()).pieces if p != "▁"]) > 1
+        return counts.get(word.casefold(), 0) < RARE_COUNT
 
     def source_word_counts(self) -> dict[str, int] | None:
         """The training text's word counts (source_words.tsv) of a model trained on typed text."""
@@ -184,6 +206,8 @@ class BuiltinEngine(Engine):
             return ""
         n = counts.get(word.casefold(), 0)
         seen = "never seen in training" if n == 0 else f"seen {n} time{'s' * (n != 1)} in training"
+        if word.casefold() != word.lower() and n:  # the counts merge this spelling with another
+            seen = f"not seen in this spelling (its counts merge it with “{word.casefold()}”)"
         return f"{seen}; read as {' '.join(self._source.encode(word).pieces)}"
 
     def _known_words(self) -> frozenset[str]:

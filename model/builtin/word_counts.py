@@ -13,13 +13,13 @@ from collections.abc import Iterable
 from pathlib import Path
 
 WORDS_FILE = "source_words.tsv"
-_WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*|\d+")
+WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*|\d+")
 MAX_FILE_BYTES = 20_000_000  # far above any real vocabulary's list; a bigger file is refused, not read
 
 
 def words_of(text: str) -> list[str]:
     """The words of a text as typed (`Where's the station?` -> ["Where's", "the", "station"])."""
-    return _WORD.findall(text)
+    return WORD.findall(text)
 
 
 def count_words(texts: Iterable[str]) -> Counter[str]:
