@@ -20,6 +20,8 @@ KINDS = state.KINDS_BY_CODE
 K_A_TEXT, K_B_MODEL, K_B_TEXT = "cmp_a_text", "cmp_b_model", "cmp_b_text"
 K_KIND, K_LAYER, K_HEAD, K_STEP = "cmp_kind", "cmp_layer", "cmp_head", "cmp_step"
 DEFAULT_A, DEFAULT_B = "the dog sat near the bank of the river .", "the man found the bank ."
+# The same minimal pair as people type it, for a model that reads raw text (the everyday models)
+RAW_A, RAW_B = "The dog sat near the bank of the river.", "The man found the bank."
 MEAN = 0  # the head selector's "mean over the layer's heads"
 
 
@@ -72,7 +74,10 @@ def main() -> None:
         "compare", URL_RULES, "Compare",
         "Two runs side by side: two models on one sentence, or one model on two sentences; below, their difference "
         "where the tokens match.",
-        {K_A_TEXT: DEFAULT_A, K_B_TEXT: DEFAULT_B, K_KIND: "cross", K_LAYER: 1, K_HEAD: 1, K_STEP: 1})
+        {K_KIND: "cross", K_LAYER: 1, K_HEAD: 1, K_STEP: 1})
+    raw = state.text_kind(engine.card) == "raw"
+    st.session_state.setdefault(K_A_TEXT, RAW_A if raw else DEFAULT_A)
+    st.session_state.setdefault(K_B_TEXT, RAW_B if raw else DEFAULT_B)
     aligned.compare_box(model_key, K_A_TEXT, K_B_MODEL, K_B_TEXT, K_KIND, K_LAYER, K_HEAD)  # healthy vs aligned
     a_text, b_model, b_text = inputs(model_key)
     a, b = run(model_key, a_text), run(b_model, b_text)
@@ -84,17 +89,18 @@ def main() -> None:
     if st.session_state[K_KIND] == "enc":
         layers = min(a.encoder_self_attention.shape[0], b.encoder_self_attention.shape[0])
     heads = min(engine.n_heads, engine_b.n_heads)
-    cols = st.columns([2, 1, 1, 4], vertical_alignment="bottom")
-    code = cols[0].segmented_control("Attention", list(KINDS), key=K_KIND, required=True,
-                                     format_func=lambda c: KINDS[c][1])
+    # The kind switch on a row of its own: its three titles do not fit beside the boxes (cut at 1366 px)
+    code = st.segmented_control("Attention", list(KINDS), key=K_KIND, required=True,
+                                format_func=lambda c: KINDS[c][1])
+    cols = st.columns([1, 1, 4], vertical_alignment="bottom")
     clamp(K_LAYER, layers)
-    layer = cols[1].selectbox("Layer", list(range(1, layers + 1)), key=K_LAYER)
+    layer = cols[0].selectbox("Layer", list(range(1, layers + 1)), key=K_LAYER)
     clamp(K_HEAD, heads, low=MEAN)
-    head = cols[2].selectbox("Head", list(range(heads + 1)), key=K_HEAD,
+    head = cols[1].selectbox("Head", list(range(heads + 1)), key=K_HEAD,
                              format_func=lambda h: "mean" if h == MEAN else str(h))
     top = max(a.m, b.m)
     clamp(K_STEP, top)
-    step = cols[3].slider("Step (both sides)", 1, top, key=K_STEP) if top > 1 else 1
+    step = cols[2].slider("Step (both sides)", 1, top, key=K_STEP) if top > 1 else 1
     kind, title = KINDS[code]
     step_a, step_b = min(step, a.m), min(step, b.m)
     picked = None if head == MEAN else head

@@ -1,7 +1,8 @@
 """Two runs compared: two models on one sentence, or one model on two sentences. The difference of
 their attention is defined only where rows and columns match: the same token at the same position on both
-sides (a decoder row matches when it read and predicted the same tokens). Everything else is left out rather
-than compared across different tokens."""
+sides (a decoder row matches when it read the same token at the same position: its attention is computed
+before it predicts, so two models that then predict different tokens still compare there). Everything else is
+left out rather than compared across different tokens."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def picture(trace: Trace, kind: str, step: int, layer: int, head: int | None) ->
 def row_tokens(trace: Trace, kind: str, step: int) -> list:
     if kind == "encoder_self_attention":
         return list(trace.source_tokens)
-    return list(zip(trace.decoder_input_tokens[:step], trace.target_tokens[:step]))
+    return list(trace.decoder_input_tokens[:step])
 
 
 def key_tokens(trace: Trace, kind: str, step: int) -> list:
