@@ -202,11 +202,12 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
     forced_ids = tuple(ss.get(ctl.K_FORCED, ())) if not teacher else ()
     run_key = (model_key, source, target, repr(options), forced_ids, reading, ss.get(ctl.K_BEAM, 0))
     share_of = shown.contributions["source_share"] if shown.contributions is not None else None
-    step = explore_stepper.draw(
-        shown, run_key, step, teacher=teacher, special=engine.special_pieces(), n_forced=forced, kind=kind,
-        view=view, layer=layer, head=head, scale=scale, present=present, picture=picture,
-        caption=CAPTIONS[kind], sync=(options.mode == "beam" and not present) or any(ss.get(k) for k in STEP_PANELS),
-        source_share=share_of)
+    with st.container(key="attention"):  # the picture's place (the tour scrolls it under its text)
+        step = explore_stepper.draw(
+            shown, run_key, step, teacher=teacher, special=engine.special_pieces(), n_forced=forced, kind=kind,
+            view=view, layer=layer, head=head, scale=scale, present=present, picture=picture,
+            caption=CAPTIONS[kind], source_share=share_of,
+            sync=(options.mode == "beam" and not present) or any(ss.get(k) for k in STEP_PANELS))
     if picture != "next":
         if view == "head":
             analysis.head_off_button(model_key, kind, layer, head)

@@ -194,14 +194,21 @@ function create(parent) {
   described.id = `lens-desc-${Math.random().toString(36).slice(2)}`;
   picture.setAttribute('aria-describedby', described.id);
   const caption = el('p', 'lens-caption');
-  left.append(picture, described, caption);
+  const legend = el('div', 'lens-legend');
+  legend.setAttribute('aria-hidden', 'true');
+  const legendBar = el('span', 'lens-legend-bar');
+  const legendMax = el('span', 'lens-legend-max', '1');
+  legend.append(el('span', 'lens-label', 'weight'), el('span', '', '0'), legendBar, legendMax,
+    el('span', 'lens-legend-mask', ''), el('span', 'lens-label', 'masked'));
+  left.append(legend, picture, described, caption);
   const side = el('div', 'lens-side');
   body.append(left, side);
   root.appendChild(body);
   const tip = el('div', 'lens-tip');
   tip.setAttribute('role', 'tooltip');
   root.appendChild(tip);
-  Object.assign(s, { buttons, speed, slider, counter, picture, described, caption, side, tip, left });
+  Object.assign(s, { buttons, speed, slider, counter, picture, described, caption, side, tip, left, legendBar,
+    legendMax });
 
   s.act = (name) => {
     if (!s.run) return;
@@ -582,6 +589,11 @@ function draw(s) {
   if (showPicture) drawPicture(s);
   drawSide(s);
   s.caption.textContent = h.caption || '';
+  if (showPicture) {
+    const stops = h.colours.map(([at, c]) => `${c} ${(100 * at).toFixed(0)}%`).join(', ');
+    s.legendBar.style.background = `linear-gradient(to right, ${stops})`;
+    s.legendMax.textContent = (s.zmax ?? 1).toPrecision(2).replace(/\.?0+$/, '');
+  }
   s.lastDraw = performance.now();
   s.root.dataset.drawn = String(s.lastDraw);
   s.root.dispatchEvent(new CustomEvent('lens-drawn', { detail: { step: s.step }, bubbles: true, composed: true }));
