@@ -62,6 +62,11 @@ def row_bars(row_labels: Sequence[str], future: np.ndarray, own_answer: np.ndarr
                       xaxis=dict(type="category", tickangle=-45), plot_bgcolor="#ffffff",
                       showlegend=own_answer is not None,
                       legend=dict(orientation="h", y=1.0, x=0, xanchor="left", yanchor="bottom"))
+    if not future.any() and (own_answer is None or not own_answer.any()):  # every bar 0: say so, not an empty axis
+        fig.add_annotation(text="Nothing leaks: no row puts any weight on a later position"
+                                + ("" if own_answer is None else " or on its own answer"),
+                           x=0.5, y=0.5, xref="paper", yref="paper", showarrow=False,
+                           font=dict(size=14, color="#2b8a3e"), bgcolor="rgba(255,255,255,0.9)")
     return fig
 
 
