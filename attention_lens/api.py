@@ -114,15 +114,20 @@ class Model:
             trace.save(Path(out))
         return trace
 
-    def trace_file(self, data: str | Path, out: str | Path, batch_size: int = 16, **options: Any) -> int:
+    def trace_file(self, data: str | Path, out: str | Path, batch_size: int = 16, shard: str | None = None,
+                   window: int | None = None, **options: Any) -> int:
         """`attention-lens trace --data FILE --out FOLDER`: one Trace per line of a TSV file
         (source[<TAB>target]; a line with a target is teacher-forced) written as FOLDER/0001.json, ...
-        Takes the keywords of `trace`; returns 0, or 1 when some lines failed (each named on stderr)."""
+        shard: "K/N" traces only the lines whose number i has (i - 1) mod N == K - 1 (the files keep the line
+        numbers); window: lines read ahead and sorted by length before batching (default 2048). Takes the
+        keywords of `trace`; returns 0, or 1 when some lines failed (each named on stderr)."""
         from attention_lens.model.cli.trace_data import trace_data
+        from attention_lens.model.engine.stream import WINDOW, Shard
 
         decode_options = options_from(None, **options)
         self.engine.check_bugs(decode_options)
-        return trace_data(self.engine, str(data), Path(out), decode_options, batch_size)
+        return trace_data(self.engine, str(data), Path(out), decode_options, batch_size, Shard.parse(shard),
+                          WINDOW if window is None else window)
 
 
 def load_trace(path: str | Path) -> Trace:

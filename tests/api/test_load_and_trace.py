@@ -16,7 +16,7 @@ from attention_lens.api import options_from
 SOURCE = "the black cat sat on the mat ."
 TARGET = "le chat noir s' assit sur le tapis ."
 # `trace` flags that are not options of a run: where the model is and what is read and written.
-NOT_RUN_OPTIONS = {"model", "allow_hub", "device", "dtype", "text", "data", "batch_size", "out", "func", "command"}
+NOT_RUN_OPTIONS = {"model", "allow_hub", "device", "dtype", "text", "data", "out", "func", "command"}
 
 
 @pytest.fixture(scope="module")
@@ -30,14 +30,16 @@ def trace_parser_options() -> set[str]:
 
 
 def test_every_option_of_the_command_line_trace_is_a_keyword():
-    api_names = set(Model_trace_parameters()) | {f.name for f in dataclasses.fields(DecodeOptions)}
+    """Of `trace` (one sentence) or `trace_file` (trace --data), or a DecodeOptions field passed on as it is."""
+    api_names = set(parameters(attention_lens.Model.trace)) | set(parameters(attention_lens.Model.trace_file))
+    api_names |= {f.name for f in dataclasses.fields(DecodeOptions)}
     assert trace_parser_options() - NOT_RUN_OPTIONS - api_names == set()
 
 
-def Model_trace_parameters() -> list[str]:
+def parameters(function) -> list[str]:
     import inspect
 
-    return list(inspect.signature(attention_lens.Model.trace).parameters)
+    return list(inspect.signature(function).parameters)
 
 
 def test_keywords_become_the_same_options_as_the_command_line():
@@ -77,6 +79,8 @@ def test_trace_file_writes_one_trace_per_line(model, tmp_path):
     data.write_text(f"{SOURCE}\n{SOURCE}\t{TARGET}\n", encoding="utf-8")
     assert model.trace_file(data, tmp_path / "out") == 0
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["0001.json", "0002.json"]
+    assert model.trace_file(data, tmp_path / "half", shard="2/2", window=8) == 0
+    assert sorted(p.name for p in (tmp_path / "half").iterdir()) == ["0002.json"]
 
 
 def test_an_unknown_option_is_one_clear_error(model):
