@@ -44,7 +44,7 @@ __all__ = ["BUG_EXPLAIN", "CODE_OF", "KIND_CODES", "MODES", "difference", "equal
            "KINDS", "UNKNOWN_WORDS", "CheckpointError", "DecodeOptions", "Engine", "LeakageMeter", "ModelInputError",
            "Trace", "alignment", "alignment_report", "get_engine", "get_trace", "measure",
            "head_ranking", "probe_sentence", "repetition", "sample_measures", "train_log",
-           "uploaded_alignment"]
+           "uploaded_alignment", "uploaded_breakdown"]
 
 
 ENV_DEVICE, ENV_DTYPE = "LENS_DEVICE", "LENS_DTYPE"  # where the server's models run, and their float type
@@ -208,6 +208,12 @@ def uploaded_alignment(model_key: str, tsv_text: str) -> alignment.UploadReport:
     """A user's checked test file (alignment.parse_tsv found no problem) aligned by every method."""
     examples, _ = alignment.parse_tsv(tsv_text)
     return alignment.align_upload(get_engine(model_key), examples)
+
+
+@st.cache_data(max_entries=16, show_spinner="Breaking the errors down…")
+def uploaded_breakdown(model_key: str, tsv_text: str, method_name: str) -> dict[str, Any]:
+    """`breakdown`, `omissions` and `sinks` of one method over an uploaded file (UploadReport.breakdown)."""
+    return uploaded_alignment(model_key, tsv_text).breakdown(alignment.Method.parse(method_name))
 
 
 @st.cache_data(max_entries=64)

@@ -10,15 +10,26 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 from attention_lens.app import services, state
+from attention_lens.app.render import alignment_breakdown as bd_render
 from attention_lens.app.render import alignment_svg as svg
 from attention_lens.app.render.alignment_agreement import agreement_figure
 from attention_lens.app.screens import charts
 from attention_lens.app.services import alignment as al
 
 K_FILE, K_SENT, K_HEAD, K_RANK = "align_upload", "align_upload_sentence", "align_upload_head", "align_upload_rank"
+K_WORST = "align_upload_worst"
+K_EXPLORE_GOLD = "explore_gold"  # {model, source, target, gold, reading}: Explore draws these links
 HELP = ("One sentence pair per line: `source<TAB>target`, optionally `<TAB>gold` with Pharaoh links over the "
         "whitespace words (`i-j` sure, `i?j` possible, 0-based, source index first), as in "
         "`python -m model align --data`.")
+
+
+def has_test_split(engine) -> bool:
+    """Whether a gold test split ships for the model: not for a model of real (typed) text, whose gold would need
+    people to write it, nor for a pair without assets/data/PAIR.test.tsv."""
+    pair = engine.card.get("pair")
+    return (state.text_kind(engine.card) != "raw" and bool(pair)
+            and (state.ROOT / "assets" / "data" / f"{pair}.test.tsv").is_file())
 
 
 def _head_name(layer: int, head: int) -> str:
@@ -85,21 +96,76 @@ def by_file_line(report: al.UploadReport, method: al.Method, text: str) -> str:
     return "".join(f"{next(kept) if line.strip() else ''}\n" for line in text.splitlines())
 
 
-def _sentence(report: al.UploadReport, method: al.Method, engine) -> al.Method:
-    """One sentence of the file with the head chosen here drawn as links; returns that method (extraction and
-    reading chosen above, this head), the one the download writes and every caption names."""
+def _head_method(method: al.Method, engine) -> al.Method:
+    """The head chosen here read with the extraction and reading chosen above: the method the table of
+    sentences, the drawing, the breakdown and the download use."""
     heads = [_head_name(li, hi) for li in range(1, engine.n_decoder_layers + 1) for hi in range(1, engine.n_heads + 1)]
     if st.session_state.get(K_HEAD) not in heads:
         st.session_state[K_HEAD] = heads[0]
+    name = st.selectbox("Head", heads, key=K_HEAD, width=200,
+                        help="The head read as the alignment below (the ranking's click chooses it too).")
+    layer, head = (int(x) for x in name[1:].split("H"))
+    return al.Method(method.extract, method.reading, layer, head, method.threshold)
+
+
+def _open_worst() -> None:
+    """A row clicked in the table of sentences opens that sentence below."""
+    rows = st.session_state[K_WORST].selection.rows
+    order = st.session_state.get(K_WORST + "_order", [])
+    if rows and rows[0] < len(order):
+        st.session_state[K_SENT] = order[rows[0]]
+
+
+def sentence_table(report: al.UploadReport, m: al.Method) -> pd.DataFrame:
+    """One row per sentence with gold: its counts and ratios under `m`, worst (highest AER) first."""
+    rows = [{"line": r.index + 1, "AER": r.counts.aer, "precision": r.counts.precision, "recall": r.counts.recall,
+             "sure": r.sure, "predicted": r.predicted, "right": r.hits_possible,
+             "source": report.examples[r.index].source} for r in report.sentences(m)]
+    table = pd.DataFrame(rows, columns=["line", "AER", "precision", "recall", "sure", "predicted", "right",
+                                        "source"])
+    return table.sort_values(["AER", "line"], ascending=[False, True], kind="stable").reset_index(drop=True)
+
+
+def _worst(report: al.UploadReport, m: al.Method) -> None:
+    table = sentence_table(report, m)
+    st.session_state[K_WORST + "_order"] = [int(x) - 1 for x in table["line"]]
+    st.markdown(f"**Sentences, worst first** · `{m.name}` · {len(table)} sentences with gold (a column's header "
+                f"sorts by it; click a row to open that sentence below). The file's AER is from the summed counts, "
+                f"not the mean of these.")
+    st.dataframe(table, hide_index=True, key=K_WORST, on_select=_open_worst, selection_mode="single-row",
+                 height=min(36 * (len(table) + 1), 320), column_config={
+                     "AER": st.column_config.NumberColumn(format="%.3f"),
+                     "precision": st.column_config.NumberColumn(format="%.3f"),
+                     "recall": st.column_config.NumberColumn(format="%.3f"),
+                     "source": st.column_config.TextColumn(width="large")})
+
+
+def explore_gold(model_key: str, ex, gold: str, m: al.Method) -> None:
+    """Explore on this sentence, teacher-forced, on this head, with its gold links in session state
+    (`explore_gold`) for Explore to draw over the cross-attention (explore_url.apply takes the rest)."""
+    from attention_lens.app.screens import explore_controls as ctl
+    from attention_lens.app.screens import explore_url as url
+
+    ss = st.session_state
+    ss[url.K_NOTICES] = url.apply({"model": model_key, "text": ex.source, "target": ex.target,
+                                   "mode": "teacher_forced", "kind": "cross", "view": "head",
+                                   "layer": str(m.layer), "head": str(m.head)})
+    ss[K_EXPLORE_GOLD] = {"model": model_key, "source": ex.source, "target": ex.target, "gold": gold,
+                          "reading": m.reading}
+    ss.setdefault(url.K_PRESET_SEEN, url.LINKED)
+    ss[url.K_READ] = True
+    for widget in (ctl.K_KIND, ctl.K_VIEW, ctl.K_LAYER, ctl.K_HEAD):
+        ss.pop(widget, None)
+    st.switch_page("screens/explore.py")
+
+
+def _sentence(model_key: str, report: al.UploadReport, m: al.Method) -> None:
+    """One sentence of the file with the chosen head drawn as links and as a word matrix with its gold."""
     kept = sorted(report.attention)
     if st.session_state.get(K_SENT) not in kept:  # a new file: its first sentence
         st.session_state[K_SENT] = kept[0]
-    cols = st.columns([3, 1])
-    k = cols[0].selectbox("Sentence of your file", kept, key=K_SENT,
-                          format_func=lambda i: f"{i + 1}: {report.examples[i].source[:70]}")
-    name = cols[1].selectbox("Head", heads, key=K_HEAD)
-    layer, head = (int(x) for x in name[1:].split("H"))
-    m = al.Method(method.extract, method.reading, layer, head, method.threshold)
+    k = st.selectbox("Sentence of your file", kept, key=K_SENT,
+                     format_func=lambda i: f"{i + 1}: {report.examples[i].source[:70]}")
     wa = report.attention[k]
     links = m.links(wa)
     gold = report.golds.get(k)
@@ -108,11 +174,46 @@ def _sentence(report: al.UploadReport, method: al.Method, engine) -> al.Method:
         r = al.scores(links, gold)
         st.caption(f"{m.name} on sentence {k + 1}: AER {r['aer']:.2f} · precision {r['precision']:.0%} · "
                    f"recall {r['recall']:.0%}")
-    charts.svg(svg.links_svg(wa.source_words, wa.target_words, links, sure, possible,
-                             weights=wa.matrix(m.reading, layer, head),
-                             title=f"Sentence {k + 1} · layer {layer} · head {head} · {m.reading} reading"),
+    weights = wa.matrix(m.reading, m.layer, m.head)
+    charts.svg(svg.links_svg(wa.source_words, wa.target_words, links, sure, possible, weights=weights,
+                             title=f"Sentence {k + 1} · layer {m.layer} · head {m.head} · {m.reading} reading"),
                "align_upload_links")
-    return m
+    charts.svg(svg.matrix_svg(weights, wa.source_words, wa.target_words, links, sure, possible,
+                              title=f"Sentence {k + 1} · word matrix · L{m.layer}H{m.head} · {m.reading}"),
+               "align_upload_matrix")
+    if gold:
+        st.caption("Word matrix with the gold: a dot on a square is a sure link found (hit), a dot on a diamond a "
+                   "possible one, a dot on neither a wrong link, a square without a dot a sure link missed.")
+        ex = report.examples[k]
+        if st.button("Open this sentence on Explore (teacher forced, this head, gold links drawn)",
+                     key="align_upload_explore"):
+            explore_gold(model_key, ex, ex.gold, m)
+
+
+def _breakdown(model_key: str, text: str, report: al.UploadReport, m: al.Method) -> None:
+    st.markdown(f"**Where the errors are** · `{m.name}`")
+    try:
+        summary = services.uploaded_breakdown(model_key, text, m.name)
+    except ValueError as exc:
+        st.error(state.text(exc))
+        return
+    bd = summary["breakdown"]
+    cols = st.columns(2)
+    for k, group in enumerate(("frequency", "token_class", "length", "distance")):
+        title = bd_render.TITLES[group] + (f" (in the {bd['frequency_counts']} counts)" if group == "frequency"
+                                           else "")
+        cols[k % 2].container(key=f"align_breakdown_{group}").html(bd_render.bars_svg(bd[group], title))
+    st.caption(f"A link counts in the group of its source word (frequency band, class: punctuation, number, "
+               f"capitalised, split into several pieces, one of the {bd['function_words']} most frequent words as "
+               f"a function word), of its sentence's length, or of its distance from the diagonal. Precision: of the "
+               f"links drawn there, the share that are gold; recall: of the sure gold links there, the share drawn.")
+    om = summary["omissions"]
+    if om["source_words"]:
+        words = ", ".join(f"{state.text(w['word'])} ({w['count']})" for w in om["words"][:15]) or "none"
+        st.markdown(f"**Omissions**: {om['omitted']} of {om['source_words']} source words "
+                    f"({om['rate']:.1%}) have no link and together receive less than {om['threshold']:g} of one "
+                    f"target word's attention over the whole output (mean of every head): {words}.")
+    st.container(key="align_breakdown_sinks").html(bd_render.sinks_svg(summary["sinks"]))
 
 
 def upload_view(model_key: str, engine, method: al.Method) -> None:
@@ -120,7 +221,10 @@ def upload_view(model_key: str, engine, method: al.Method) -> None:
     up = st.file_uploader("Upload a TSV: source, target, and gold links if you have them", type=["tsv", "txt"],
                           key=K_FILE, help=HELP)
     if up is None:
-        st.caption("Without a file, the ranking below uses the shipped test split of the model's language pair.")
+        st.caption("Without a file, the ranking below uses the shipped test split of the model's language pair."
+                   if has_test_split(engine) else
+                   "No gold test split ships for this model: upload a file with gold links to rank its heads and "
+                   "list its worst sentences.")
         return
     try:
         text = up.getvalue().decode("utf-8")
@@ -146,7 +250,12 @@ def upload_view(model_key: str, engine, method: al.Method) -> None:
         _ranking(report, method, engine)
     else:
         _agreement(report, method, engine)
-    export = _sentence(report, method, engine)
+    export = _head_method(method, engine)
+    if report.tally is not None:
+        _worst(report, export)
+    _sentence(model_key, report, export)
+    if report.tally is not None:
+        _breakdown(model_key, text, report, export)
     st.download_button(f"Download the predicted links (Pharaoh, {export.name})", by_file_line(report, export, text),
                        file_name=f"{up.name.rsplit('.', 1)[0]}.{export.name}.align", mime="text/plain",
                        key="align_upload_download",

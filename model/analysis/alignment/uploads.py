@@ -8,15 +8,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from attention_lens.model.analysis.alignment.corpus import MISFIT, align_corpus
+from attention_lens.model.analysis.alignment.breakdown import Breakdown, WordStats
+from attention_lens.model.analysis.alignment.corpus import MISFIT, SentenceScore, align_corpus
 from attention_lens.model.analysis.alignment.links import Gold, Link, format_pharaoh, parse_pharaoh
-from attention_lens.model.analysis.alignment.methods import Method
-from attention_lens.model.analysis.alignment.scoring import Tally
+from attention_lens.model.analysis.alignment.methods import Method, extract
+from attention_lens.model.analysis.alignment.scoring import Tally, gold_matrices
 from attention_lens.model.analysis.alignment.words import WordAttention, pooling
 from attention_lens.model.corpora import Example
 from attention_lens.model.corpora.example import parse_line
 
-MAX_LINES = 1000
+MAX_LINES = 5000  # per-sentence counts and the breakdown of 5,000 lines come back within 30 s (docs)
 MAX_ERRORS = 8  # problems listed at once; the count of the rest is given
 
 
@@ -62,6 +63,32 @@ class UploadReport:
     golds: dict[int, Gold]
     tally: Tally | None
     skipped: dict[int, str] = field(default_factory=dict)
+    blocks: dict[int, np.ndarray] = field(default_factory=dict)  # per sentence with gold: every method's counts
+    pieces: dict[int, tuple[int, ...]] = field(default_factory=dict)  # subword pieces of each source word
+    sinks: dict[int, tuple[np.ndarray, int]] = field(default_factory=dict)  # (2, L, h) mass, rows
+    stats: WordStats | None = None
+
+    def sentences(self, method: Method) -> list[SentenceScore]:
+        """Every sentence with gold, its counts under `method` (from the blocks: no link extracted again)."""
+        if self.tally is None:
+            return []
+        column = self.tally.index[method.name]
+        return [SentenceScore(k, int(b[column, 1]), len(self.golds[k].possible), int(b[column, 0]),
+                              int(b[column, 2]), int(b[column, 3])) for k, b in sorted(self.blocks.items())]
+
+    def breakdown(self, method: Method) -> dict:
+        """`breakdown`, `omissions` and `sinks` of `method` over the file (breakdown.Breakdown)."""
+        analysis = Breakdown(self.stats or WordStats.from_sources(ex.source for ex in self.examples))
+        for k, wa in self.attention.items():
+            mask = extract(wa.matrix(method.reading, method.layer, method.head), method.extract, method.threshold)
+            analysis.add_omissions(wa.source_words, mask, wa.matrix(method.reading, None, None).sum(axis=0))
+            if k in self.sinks:
+                analysis.add_sinks(*self.sinks[k])
+            gold = self.golds.get(k)
+            if gold is not None:
+                sure, possible = gold_matrices(gold, len(wa.target_words), len(wa.source_words))
+                analysis.add_links(wa.source_words, self.pieces.get(k, ()), mask, sure, possible)
+        return analysis.summary()
 
     @property
     def best_method(self) -> Method | None:
@@ -141,6 +168,7 @@ def align_upload(engine, examples: Sequence[Example]) -> UploadReport:
     golds = {k: parse_pharaoh(ex.gold) for k, ex in enumerate(examples) if ex.gold}
     tally = Tally(engine.n_decoder_layers, engine.n_heads) if golds else None
     attention, skipped = {}, {}
+    blocks, pieces, sinks = {}, {}, {}
     for item in align_corpus(engine, examples, progress=False):
         ex = examples[item.index]
         wa = item.attention
@@ -150,10 +178,16 @@ def align_upload(engine, examples: Sequence[Example]) -> UploadReport:
         if wa is None:
             skipped[item.index] = item.error or MISFIT
             continue
-        attention[item.index] = wa
+        attention[item.index] = wa = wa.compact()  # float32: every count and link of the page reads this
+        if item.sinks is not None:
+            sinks[item.index] = (item.sinks, item.rows)
+        if len(item.pieces) == len(wa.source_words):
+            pieces[item.index] = item.pieces
         if tally is not None and item.index in golds:
-            tally.add(wa, golds[item.index])
+            blocks[item.index] = tally.add(wa, golds[item.index]).astype(np.int32)
     if tally is not None and tally.n == 0:
         tally = None
-    return UploadReport(list(examples), attention, golds, tally, skipped)
+    counts = engine.source_word_counts()
+    stats = WordStats.of(counts, "training") if counts else WordStats.from_sources(ex.source for ex in examples)
+    return UploadReport(list(examples), attention, golds, tally, skipped, blocks, pieces, sinks, stats)
 
