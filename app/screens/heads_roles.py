@@ -19,10 +19,24 @@ def measure(model_key: str, data: str, n: int, pairs: tuple[tuple[str, str], ...
         return None
 
 
+def no_gold_note(result: dict) -> str | None:
+    """What to say when the pairs carried no gold links: the rule's `aligning` needs them, so no
+    cross-attention head can be named aligning here (None when some cross-attention head was measured on gold)."""
+    cross = [h for h in result["heads"] if h["kind"] == "cross"]
+    if not cross or any(h.get("aligned") is not None for h in cross):
+        return None
+    return ("These pairs carry no gold links (the everyday models' test split has none, nor has a file without a "
+            "gold column), and the rule names a cross-attention head “aligning” only against gold links: here "
+            "none can be, however well it aligns. See each head's alignment on Explore, or score it on the "
+            "Alignment page with a file that has gold links.")
+
+
 def rule_caption(result: dict | None) -> None:
     if result is not None:
         st.caption(f"Roles over {result['n']} pairs, by the rule: {state.text(result['rule'])}. Each cell: the role "
                    f"and the share that named it; hover for every share.")
+        if note := no_gold_note(result):
+            st.info(note, icon=":material/info:")
 
 
 def kind_roles(code: str, result: dict | None) -> None:
