@@ -203,4 +203,5 @@
   setupControls();
   draw();
   root.setAttribute("data-ready", "1");
-})(document.getElementById("__ROOT_ID__"));
+// The root by its id; failing that (a page that renamed ids), the view around this script.
+})(document.getElementById("__ROOT_ID__") || document.currentScript.closest(".al-view"));

@@ -104,3 +104,39 @@ def test_the_saved_view_draws_and_steps_offline_in_chromium(traces, tmp_path):
         browser.close()
     assert errors == [] and all(u.startswith("file:") for u in requests)
     assert size[0] > 100 and size[1] > 100 and painted > 1000
+
+
+# How JupyterLab shows a trusted text/html output: the markup set on a detached element, each script re-created so
+# that it runs, then the element attached to the page.
+JUPYTERLAB_RENDER = """(html) => {
+  const host = document.createElement('div');
+  host.innerHTML = html;
+  for (const old of Array.from(host.getElementsByTagName('script'))) {
+    const script = document.createElement('script');
+    for (const a of old.attributes) script.setAttribute(a.name, a.value);
+    script.textContent = old.textContent;
+    old.parentNode.replaceChild(script, old);
+  }
+  document.body.appendChild(host);
+}"""
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="no Chromium")
+def test_the_notebook_markup_draws_when_injected_as_jupyterlab_does(traces):
+    from playwright.sync_api import sync_playwright
+
+    trace = traces["decoded"]
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.set_content("<html><body></body></html>")
+        for _ in range(2):  # two outputs on one page: each view drives its own controls
+            page.evaluate(JUPYTERLAB_RENDER, attention_lens.show(trace, step=1)._repr_html_())
+        page.wait_for_function("document.querySelectorAll(\".al-view[data-ready='1']\").length === 2", timeout=15000)
+        page.locator(".al-next").nth(1).click()
+        counts = page.locator(".al-count").all_inner_texts()
+        browser.close()
+    assert errors == [] and counts == [f"step 1 / {trace.m}", f"step 2 / {trace.m}"]
