@@ -20,12 +20,11 @@ import argparse
 from pathlib import Path
 
 import torch
-
-from model.analysis.ablation import rank_heads, teacher_forced_loss
-from model.analysis.alignment import run_alignment
-from model.analysis.alignment.methods import Method
-from model.corpora import read_tsv
-from model.engine.loader import load_engine
+from attention_lens.model.analysis.ablation import rank_heads, teacher_forced_loss
+from attention_lens.model.analysis.alignment import run_alignment
+from attention_lens.model.analysis.alignment.methods import Method
+from attention_lens.model.corpora import read_tsv
+from attention_lens.model.engine.loader import load_engine
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -17,10 +17,9 @@ from pathlib import Path
 
 import numpy as np
 import torch
-
-from model.analysis.alignment import DEFAULT_METHOD, READINGS, Method, Tally, run_alignment
-from model.corpora import generate, read_tsv
-from model.engine.loader import load_engine
+from attention_lens.model.analysis.alignment import DEFAULT_METHOD, READINGS, Method, Tally, run_alignment
+from attention_lens.model.corpora import generate, read_tsv
+from attention_lens.model.engine.loader import load_engine
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -27,7 +27,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from model.corpora import Example, read_tsv
+from attention_lens.model.corpora import Example, read_tsv
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -92,7 +92,7 @@ def eflomal_links(python: str, pairs: list[tuple[str, str]], tmp: Path) -> tuple
 
 
 def baseline(python: str, gold_rows: list[Example], tatoeba: Path) -> dict[str, dict[str, float]]:
-    from model.analysis.alignment import count, parse_pharaoh
+    from attention_lens.model.analysis.alignment import count, parse_pharaoh
 
     with gzip.open(tatoeba, "rt", encoding="utf-8") as f:
         train = [(gold_style(s, False), gold_style(t, True)) for s, t in (line.rstrip("\n").split("\t") for line in f)]
@@ -115,8 +115,8 @@ def baseline(python: str, gold_rows: list[Example], tatoeba: Path) -> dict[str, 
 
 # ---- the model ------------------------------------------------------------------------------------------
 def model_side(model: str, examples: list[Example]) -> dict:
-    from model.analysis.alignment import Method, run_alignment
-    from model.engine.loader import load_engine
+    from attention_lens.model.analysis.alignment import Method, run_alignment
+    from attention_lens.model.engine.loader import load_engine
 
     engine = load_engine(model)
     out: dict = {"model": model, "layers": engine.n_decoder_layers, "heads_per_layer": engine.n_heads, "runs": {}}

@@ -21,11 +21,10 @@ import time
 from pathlib import Path
 
 import torch
-
-from model.analysis.leakage import sample_report
-from model.analysis.probe import probe
-from model.corpora import first_test_examples
-from model.engine.loader import load_engine
+from attention_lens.model.analysis.leakage import sample_report
+from attention_lens.model.analysis.probe import probe
+from attention_lens.model.corpora import first_test_examples
+from attention_lens.model.engine.loader import load_engine
 
 ROOT = Path(__file__).resolve().parent.parent
 
