@@ -98,7 +98,7 @@ def main() -> None:
     url.apply_pending(model_key, engine, len(panels.target_pieces(model_key)))
     url.show_notices()
     asked = st.session_state.pop(url.K_VIEW_ASKED, False)  # by a link, a preset's hint or the tour, this run
-    new_run = sync_run((model_key, source, target, services.options_key(options)))
+    new_run = sync_run((model_key, source, target, options))
     trace = run_or_stop(model_key, source, target, options)
     if new_run:
         open_fast(fast_view(engine, model_key, trace), asked)
@@ -107,8 +107,8 @@ def main() -> None:
         st.container(key="tokens").markdown("<span class='lens-label'>tokens fed to the encoder</span>"
                                             + ctl.chips(trace.source_tokens, special=special),
                                             unsafe_allow_html=True)
-    if trace.options.get("normalised_source") != source.strip():
-        st.caption(f"Normalised to the corpus conventions: “{state.text(trace.options['normalised_source'])}”")
+    if trace.normalised_source != source.strip():
+        st.caption(f"Normalised to the corpus conventions: “{state.text(trace.normalised_source)}”")
     state.show_warnings(trace)
     st.fragment(stepper)(model_key, source, target, options)
 
@@ -157,7 +157,7 @@ def run_or_stop(model_key: str, source: str, target: str | None, options: Decode
     stops the page."""
     forced = () if options.mode == "teacher_forced" else tuple(st.session_state.get(ctl.K_FORCED, ()))
     try:
-        return services.get_trace(model_key, source, target, services.options_key(replace(options, forced=forced)))
+        return services.get_trace(model_key, source, target, replace(options, forced=forced))
     except (ModelInputError, CheckpointError) as exc:
         st.error(state.text(exc))
         st.stop()
@@ -175,7 +175,7 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
     shown = trace
     if options.mode == "beam" and trace.beams:
         special = engine.special_pieces()
-        titles = [f"#{i + 1}: {beams.text(b.target_tokens, special)}  (log-prob {b.options.get('score', 0):.2f})"
+        titles = [f"#{i + 1}: {beams.text(b.target_tokens, special)}  (log-prob {b.score:.2f})"
                   for i, b in enumerate(trace.beams)]
         pick = st.selectbox("Hypothesis", range(len(trace.beams)), key=ctl.K_BEAM, format_func=titles.__getitem__)
         shown = trace.beams[pick]
