@@ -7,6 +7,8 @@ Compute lives in model/analysis/alignment/uploads.py (through app.services, cach
 
 from __future__ import annotations
 
+import sys
+
 import pandas as pd
 import streamlit as st
 from attention_lens.app import services, state
@@ -18,6 +20,7 @@ from attention_lens.app.services import alignment as al
 
 K_FILE, K_SENT, K_HEAD, K_RANK = "align_upload", "align_upload_sentence", "align_upload_head", "align_upload_rank"
 K_WORST = "align_upload_worst"
+K_FIRST_PART = "align_upload_first_part"  # the file (its upload id) whose first part the user chose to align
 K_EXPLORE_GOLD = "explore_gold"  # {model, source, target, gold, reading}: Explore draws these links
 HELP = ("One sentence pair per line: `source<TAB>target`, optionally `<TAB>gold` with Pharaoh links over the "
         "whitespace words (`i-j` sure, `i?j` possible, 0-based, source index first), as in "
@@ -216,6 +219,33 @@ def _breakdown(model_key: str, text: str, report: al.UploadReport, m: al.Method)
     st.container(key="align_breakdown_sinks").html(bd_render.sinks_svg(summary["sinks"]))
 
 
+def first_sentences(text: str, n: int) -> str:
+    """The file's lines up to its n-th sentence (blank lines kept, so line numbers stay the file's)."""
+    out, seen = [], 0
+    for line in text.splitlines(keepends=True):
+        if seen == n:
+            break
+        out.append(line)
+        seen += bool(line.strip())
+    return "".join(out)
+
+
+def first_part(up, text: str, sentences: int) -> str | None:
+    """A file longer than the page reads: says so and offers its first part; that part once the user took the
+    offer (kept for this file), else None."""
+    cap = al.uploads.MAX_LINES
+    took = st.session_state.get(K_FIRST_PART) == up.file_id
+    if not took:
+        st.warning(f"{state.text(up.name)} has {sentences:,} sentences; this page aligns at most {cap:,} at a time. "
+                   f"Use its first {cap:,} here, or align the whole file from the command line: "
+                   f"python -m model align --model … --data {state.text(up.name)}", icon=":material/content_cut:")
+        if not st.button(f"Use the first {cap:,} sentences", key="align_first_part"):
+            return None
+        st.session_state[K_FIRST_PART] = up.file_id
+    st.caption(f"The first {cap:,} of the file's {sentences:,} sentences.")
+    return first_sentences(text, cap)
+
+
 def upload_view(model_key: str, engine, method: al.Method) -> None:
     st.subheader("Your test file")
     up = st.file_uploader("Upload a TSV: source, target, and gold links if you have them", type=["tsv", "txt"],
@@ -231,11 +261,15 @@ def upload_view(model_key: str, engine, method: al.Method) -> None:
     except UnicodeDecodeError:
         st.error(f"{state.text(up.name)} is not UTF-8 text.")
         return
-    _, problems = al.parse_tsv(text)
+    examples, problems = al.parse_tsv(text, max_lines=sys.maxsize)
     if problems:
         st.error(f"{state.text(up.name)} cannot be used; fix these lines and upload it again:\n\n"
                  + state.text(al.shown_problems(problems)).replace("&#45;", "-"))
         return
+    if len(examples) > al.uploads.MAX_LINES:
+        text = first_part(up, text, len(examples))
+        if text is None:
+            return
     report = services.uploaded_alignment(model_key, text)
     if report.skipped:
         shown = ", ".join(f"{k + 1}" for k in sorted(report.skipped)[:10])

@@ -4,6 +4,7 @@ each other when there is none, and the predicted links written back as Pharaoh l
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -19,6 +20,7 @@ from attention_lens.model.corpora.example import parse_line
 
 MAX_LINES = 5000  # per-sentence counts and the breakdown of 5,000 lines come back within 30 s (docs)
 MAX_ERRORS = 8  # problems listed at once; the count of the rest is given
+PHARAOH = re.compile(r"\s*\d+[-?]\d+(\s+\d+[-?]\d+)*\s*")  # a column of gold links, `0-0 1-2 3?3`
 
 
 def parse_tsv(text: str, max_lines: int = MAX_LINES) -> tuple[list[Example], list[str]]:
@@ -33,6 +35,10 @@ def parse_tsv(text: str, max_lines: int = MAX_LINES) -> tuple[list[Example], lis
         except ValueError as exc:
             problems.append(f"line {number}: {exc}")
             continue
+        if not example.gold.strip() and PHARAOH.fullmatch(example.target):
+            problems.append(f"line {number}: the second column holds gold links ({example.target[:24]}), not a target "
+                            f"sentence: a line is source<TAB>target<TAB>gold")
+            continue
         if example.gold.strip():
             try:
                 parse_pharaoh(example.gold).check(len(example.source.split()), len(example.target.split()))
@@ -41,8 +47,8 @@ def parse_tsv(text: str, max_lines: int = MAX_LINES) -> tuple[list[Example], lis
                 continue
         examples.append(example)
     if len(examples) > max_lines:
-        problems.append(f"the file has {len(examples)} sentences; this page reads at most {max_lines} (use "
-                        f"`python -m model align --data FILE.tsv` for more)")
+        problems.append(f"the file has {len(examples)} sentences; this page reads at most {max_lines} (python -m "
+                        f"model align --data FILE.tsv reads a file of any length)")
     if not examples and not problems:
         problems.append("the file has no sentence")
     return examples, problems
