@@ -74,7 +74,8 @@ def broken_links(path: Path) -> list[str]:
 
 @pytest.mark.parametrize("path", [README, *DOCS], ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_relative_link_resolves(path):
-    assert broken_links(path) == []
+    broken = broken_links(path)
+    assert not broken, f"{path.name}: " + "; ".join(broken)
 
 
 def test_link_checker_catches_a_missing_file_and_anchor(tmp_path):
