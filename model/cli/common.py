@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
 
 def add_model(p: argparse.ArgumentParser) -> None:
-    """--model (required), --allow-hub, and where the model runs: --device, --dtype (model.engine.device)."""
+    """--model (required), --allow-hub, where the model runs (--device, --dtype: model.engine.device) and a
+    multilingual model's languages (--src-lang, --tgt-lang: Engine.with_languages)."""
     p.add_argument("--model", required=True, help="checkpoint folder (ours) or Hugging Face model folder / hub id")
     p.add_argument("--allow-hub", action="store_true", help="allow downloading a hub id (needs the network)")
     p.add_argument("--device", default="auto", metavar="auto|cpu|cuda[:N]|mps",
@@ -23,6 +24,10 @@ def add_model(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dtype", default="float32", choices=("float32", "float16", "bfloat16"),
                    help="the weights' float type (default float32); float16 / bfloat16 halve the memory, and "
                         "move attention weights by a little (docs/your-model.md gives the measured difference)")
+    p.add_argument("--src-lang", metavar="CODE", help="a multilingual model (NLLB, M2M-100, mBART-50): the source "
+                                                      "language code, e.g. eng_Latn, en, en_XX")
+    p.add_argument("--tgt-lang", metavar="CODE", help="a multilingual model: the target language code, forced as "
+                                                      "the first generated token, e.g. fra_Latn, fr, fr_XX")
 
 
 def add_bug_switches(p: argparse.ArgumentParser, note: str, meters: bool = False) -> None:
@@ -59,7 +64,8 @@ def open_model(args: argparse.Namespace) -> Engine:
     """The engine of args.model (model.engine.loader.load_engine; a hub id only with --allow-hub)."""
     from attention_lens.model.engine.loader import load_engine
 
-    return load_engine(args.model, allow_hub=args.allow_hub, device=args.device, dtype=args.dtype)
+    engine = load_engine(args.model, allow_hub=args.allow_hub, device=args.device, dtype=args.dtype)
+    return engine.with_languages(args.src_lang, args.tgt_lang)
 
 
 def read_pairs(path: str, limit: int = 0) -> list[Example]:

@@ -78,6 +78,8 @@ class Engine(ABC):
     eos_ids: frozenset[int]  # every id that ends a decoded sentence
     pad_id: int | None  # written after a row has ended; None: the model has no padding id
     device: torch.device = CPU  # where the weights live and every forward pass runs (model.engine.device)
+    src_lang: str | None = None  # a multilingual model: the source language its tokenizer marks (with_languages)
+    tgt_lang: str | None = None  # ... and the target language forced as the first generated token
     dtype: torch.dtype = torch.float32  # the weights' float type (float16 / bfloat16 on request)
 
     # ---- text ---------------------------------------------------------------------------------------------
@@ -209,6 +211,33 @@ class Engine(ABC):
         cannot says so."""
         raise ModelInputError(f"{self.name}: this {self.family} model cannot compute gradient saliency")
 
+    # ---- languages (multilingual models) ------------------------------------------------------------------
+    def languages(self) -> tuple[str, ...]:
+        """The language codes this model can be given as src_lang / tgt_lang (NLLB's `fra_Latn`, mBART-50's
+        `fr_XX`, M2M-100's `fr`); () for a model that is not multilingual."""
+        return ()
+
+    def with_languages(self, src_lang: str | None, tgt_lang: str | None) -> Engine:
+        """This model with the source and / or target language chosen (None: keep this engine's), sharing its
+        weights; the loaded engine itself is unchanged. A family without language codes refuses any choice in one
+        sentence that names it."""
+        if src_lang is None and tgt_lang is None:
+            return self
+        raise ModelInputError(f"--src-lang / --tgt-lang: this {self.family} model is not multilingual (it has no "
+                              f"language codes), so its languages cannot be chosen.")
+
+    def for_options(self, options: DecodeOptions) -> Engine:
+        """The engine that runs `options`: this one, or (options naming other languages) with_languages."""
+        if options.src_lang in (None, self.src_lang) and options.tgt_lang in (None, self.tgt_lang):
+            return self
+        return self.with_languages(options.src_lang, options.tgt_lang)
+
+    def _with_own_languages(self, options: DecodeOptions) -> DecodeOptions:
+        """The options as a Trace records them: a multilingual model's languages written even when defaulted."""
+        if options.src_lang == self.src_lang and options.tgt_lang == self.tgt_lang:
+            return options
+        return replace(options, src_lang=options.src_lang or self.src_lang, tgt_lang=options.tgt_lang or self.tgt_lang)
+
     # ---- decoding choices a family may refine -------------------------------------------------------------
     def forced_prefix(self, options: DecodeOptions) -> tuple[int, ...]:
         """Target ids taken, not chosen, at the first steps of free running."""
@@ -329,6 +358,9 @@ class Engine(ABC):
     def trace(self, text: str, target: str | None = None, options: DecodeOptions | None = None) -> Trace:
         """One decoding run (or, with a target or mode="teacher_forced", one teacher-forced pass)."""
         options = options or DecodeOptions()
+        if (engine := self.for_options(options)) is not self:  # other languages: the engine bound to them
+            return engine.trace(text, target, options)
+        options = self._with_own_languages(options)
         if options.ablate:  # explicit heads, checked against this model, as the Trace lists them
             options = replace(options, ablate=expand(options.ablate, self.n_encoder_layers, self.n_decoder_layers,
                                                      self.n_heads))
@@ -352,6 +384,9 @@ class Engine(ABC):
         """`trace` of many inputs, teacher forcing and greedy/sampled decoding run as batches (beam one by
         one): a Trace per input, or the ModelInputError that input raised, in order."""
         options = options or DecodeOptions()
+        if (engine := self.for_options(options)) is not self:  # other languages: the engine bound to them
+            return engine.trace_batch(texts, targets, options)
+        options = self._with_own_languages(options)
         out: list[Trace | ModelInputError | None] = [None] * len(texts)
         forced, decoded = [], []
         for k, (text, target) in enumerate(zip(texts, targets)):

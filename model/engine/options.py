@@ -13,7 +13,7 @@ from attention_lens.model.engine.heads import check_spec
 MODES = ("greedy", "beam", "sample", "teacher_forced")
 # Written only when set, so a plain run's options read as they always did. `contributions` is never written:
 # a Trace holds its contributions object exactly when the run asked for it.
-WRITTEN_WHEN_SET = ("lens", "saliency", *BUGS)
+WRITTEN_WHEN_SET = ("lens", "saliency", *BUGS, "src_lang", "tgt_lang")
 # What a Trace's `options` object holds beside the options themselves: what the run found (Trace fields).
 RUN_KEYS = ("forced", "normalised_source", "warnings", "score")
 
@@ -39,6 +39,10 @@ class DecodeOptions:
     mask_after_softmax: bool = False  # zero the masked weights after the softmax (rows not renormalised)
     swap_cross: bool = False  # cross-attention called as (memory, x, x) instead of (x, memory, memory)
     unscaled: bool = False  # scores not divided by sqrt(d_k)
+    # Multilingual models (NLLB, M2M-100, mBART-50): the language codes of the source (the tokenizer marks it) and
+    # of the target (forced as the first generated token); None: the model's own default. Engine.with_languages.
+    src_lang: str | None = None
+    tgt_lang: str | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -97,6 +101,9 @@ class DecodeOptions:
                 if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
                     raise ValueError("options.ablate must be a list of strings")
                 value = tuple(value)
+            elif name in ("src_lang", "tgt_lang"):
+                if value is not None and not isinstance(value, str):
+                    raise ValueError(f"options.{name} must be a language code (a string)")
             elif not _of_type(value, known[name].default, name == "max_len"):
                 raise ValueError(f"options.{name}: {value!r} is not of its type")
             values[name] = value

@@ -12,13 +12,16 @@ around its own forward passes (model.hf.ablation): other sessions on the same mo
 
 from __future__ import annotations
 
+import copy
+import re
+import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 from attention_lens.model.engine.contract import Engine
-from attention_lens.model.engine.errors import CheckpointError
+from attention_lens.model.engine.errors import CheckpointError, ModelInputError
 from attention_lens.model.engine.gradients import EmbeddedRun
 from attention_lens.model.engine.masks import full_mask
 from attention_lens.model.engine.runs import ContributionParts, DecodeOptions, RawRun, Stepper
@@ -42,6 +45,8 @@ BUG_NOTES = {
     "unscaled": "Not possible for this model family: the 1/sqrt(d_k) factor is an attribute of each attention "
                 "module (or, in T5, folded into the trained weights); changing it would change the shared model.",
 }
+# NLLB's language codes (`fra_Latn`): its tokenizer lists them among its extra special tokens.
+NLLB_CODE = re.compile(r"[a-z]{3}_[A-Z][a-z]{3}")
 T5_CAP = 512  # T5 has relative positions, hence no hard limit; 512 is the length it was pre-trained on.
 
 
@@ -145,8 +150,19 @@ class HFEngine(Engine):
         self.n_heads = found.n_heads
         self.supports_causal_switch, self.supports_shift_switch = found.supports_causal_switch, True
         self.switch_notes = dict(found.switch_notes)
-        self.bug_notes = BUG_NOTES
+        self.bug_notes = {k: v.replace("this model family:", f"this model family ({self.family}):", 1)
+                          for k, v in BUG_NOTES.items()}  # the refusal names the family
         install(model)  # the dormant ablation hooks, once per model (a second engine on it adds none)
+        self._bound: dict[tuple[str | None, str | None], HFEngine] = {}
+        self._bound_lock = threading.Lock()
+        self._root = self
+        if self.languages():  # a multilingual model: the tokenizer's own languages, the target forced first
+            self.src_lang = getattr(tokenizer, "src_lang", None)
+            tgt = getattr(tokenizer, "tgt_lang", None)
+            if self.forced_first is not None:
+                tgt = next((c for c in self.languages() if self._lang_id(c) == int(self.forced_first)), tgt)
+            if tgt is not None and tgt in self.languages():
+                self.tgt_lang, self.forced_first = tgt, self._lang_id(tgt)
 
     @classmethod
     def load(cls, spec: str | Path, allow_hub: bool = False, device: torch.device | None = None,
@@ -154,6 +170,52 @@ class HFEngine(Engine):
         """A local folder, or (allow_hub) a hub id, placed on `device` (None: the CPU) with weights of `dtype`.
         Raises CheckpointError with a plain message."""
         return cls(*load_folder(spec, allow_hub, device, dtype))
+
+    # ---- languages --------------------------------------------------------------------------------------------
+    def languages(self) -> tuple[str, ...]:
+        """mBART-50 and M2M-100 tokenizers list their codes (`lang_code_to_id`); NLLB's are the extra special
+        tokens shaped `xxx_Xxxx`. Other families: none."""
+        tok = self.tokenizer
+        codes = getattr(tok, "lang_code_to_id", None)
+        if codes:
+            return tuple(str(c) for c in codes)
+        if getattr(tok, "src_lang", None) is None:
+            return ()
+        extra = getattr(tok, "extra_special_tokens", None) or getattr(tok, "additional_special_tokens", None) or ()
+        return tuple(str(t) for t in extra if NLLB_CODE.fullmatch(str(t)))
+
+    def _lang_id(self, code: str) -> int:
+        """The id of a language code's token (M2M-100: `fr` -> `__fr__`)."""
+        get = getattr(self.tokenizer, "get_lang_id", None)
+        return int(get(code)) if get is not None else int(self.tokenizer.convert_tokens_to_ids(code))
+
+    def with_languages(self, src_lang: str | None, tgt_lang: str | None) -> HFEngine:
+        """A copy of this engine sharing the model, with its own copy of the tokenizer set to `src_lang` (the
+        source's language token) and `tgt_lang` (its target mode, and the forced first token); built once per
+        pair and kept. A code the model does not have is refused in one sentence."""
+        root = self._root
+        codes = root.languages()
+        if not codes:
+            return super().with_languages(src_lang, tgt_lang)
+        src, tgt = src_lang or self.src_lang, tgt_lang or self.tgt_lang
+        for flag, code in (("--src-lang", src), ("--tgt-lang", tgt)):
+            if code is not None and code not in codes:
+                raise ModelInputError(f"{flag} {code!r} is not a language code of this {root.family} model "
+                                      f"({len(codes)} codes, e.g. {', '.join(codes[:4])}).")
+        if (src, tgt) == (root.src_lang, root.tgt_lang):
+            return root
+        with root._bound_lock:
+            if (src, tgt) not in root._bound:
+                bound = copy.copy(root)
+                bound.tokenizer = copy.deepcopy(root.tokenizer)
+                if src is not None:
+                    bound.tokenizer.src_lang = src
+                if tgt is not None:
+                    bound.tokenizer.tgt_lang = tgt
+                bound.src_lang, bound.tgt_lang = src, tgt
+                bound.forced_first = root.forced_first if tgt is None else root._lang_id(tgt)
+                root._bound[(src, tgt)] = bound
+            return root._bound[(src, tgt)]
 
     # ---- text -----------------------------------------------------------------------------------------------
     def normalise(self, text: str) -> str:
@@ -173,7 +235,7 @@ class HFEngine(Engine):
         return ids
 
     def piece(self, token_id: int) -> str:
-        token = self.tokenizer.convert_ids_to_tokens(int(token_id)) if token_id < len(self.tokenizer) else None
+        token = self.tokenizer.convert_ids_to_tokens(int(token_id)) if 0 <= token_id < self.vocab_size else None
         return token if isinstance(token, str) else f"<id {token_id}>"
 
     def piece_to_id(self, piece: str) -> int | None:

@@ -62,6 +62,9 @@ def load_folder(spec: str | Path, allow_hub: bool = False, device: torch.device 
     """A local folder, or (allow_hub) a hub id -> (model in eval mode on `device` (None: the CPU) with weights of
     `dtype`, tokenizer, name, card). Raises CheckpointError with a plain message."""
     from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # its "Loading weights" bars on stderr would surround a one-line error
 
     spec = str(spec)
     path = Path(spec)
