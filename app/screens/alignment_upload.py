@@ -205,7 +205,8 @@ def _breakdown(model_key: str, text: str, report: al.UploadReport, m: al.Method)
     for k, group in enumerate(("frequency", "token_class", "length", "distance")):
         title = bd_render.TITLES[group] + (f" (in the {bd['frequency_counts']} counts)" if group == "frequency"
                                            else "")
-        cols[k % 2].container(key=f"align_breakdown_{group}").html(bd_render.bars_svg(bd[group], title))
+        with cols[k % 2]:  # charts.svg: st.html alone would strip the <svg>
+            charts.svg(bd_render.bars_svg(bd[group], title), f"align_breakdown_{group}")
     st.caption(f"A link counts in the group of its source word (frequency band, class: punctuation, number, "
                f"capitalised, split into several pieces, one of the {bd['function_words']} most frequent words as "
                f"a function word), of its sentence's length, or of its distance from the diagonal. Precision: of the "
@@ -216,7 +217,8 @@ def _breakdown(model_key: str, text: str, report: al.UploadReport, m: al.Method)
         st.markdown(f"**Omissions**: {om['omitted']} of {om['source_words']} source words "
                     f"({om['rate']:.1%}) have no link and together receive less than {om['threshold']:g} of one "
                     f"target word's attention over the whole output (mean of every head): {words}.")
-    st.container(key="align_breakdown_sinks").html(bd_render.sinks_svg(summary["sinks"]))
+    if summary["sinks"].get("heads"):
+        charts.svg(bd_render.sinks_svg(summary["sinks"]), "align_breakdown_sinks")
 
 
 def first_sentences(text: str, n: int) -> str:
