@@ -160,6 +160,8 @@ def test_session_state_stays_bounded_when_stepping_and_forcing(tiny_ckpt, monkey
         if i % 8 == 7 and at.session_state["forced"]:
             at.button(key="unforce").click().run()
         elif i % 3 == 2 and at.selectbox(key="force_choice") is not None:
+            box = at.selectbox(key="force_choice")  # the box starts empty: pick a candidate, then force it
+            box.set_value(box.options[0]).run()
             at.button(key="force").click().run()
         else:
             at.button(key="next").click().run()

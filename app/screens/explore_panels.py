@@ -100,18 +100,21 @@ def force_ui(engine, trace, step: int, model_key: str) -> None:
     rest = sorted(p for p in vocab if p not in special and p != s.token) if len(vocab) <= LISTED else []
     options = list(dict.fromkeys([*candidates, *rest]))
     at = (trace.source_tokens, tuple(trace.target_tokens[:step]))
-    if st.session_state.get(K_FORCE_AT) != at:  # a new step or run: the box starts on its best candidate
+    if st.session_state.get(K_FORCE_AT) != at:  # a new step or run: the box starts empty
         st.session_state[K_FORCE_AT] = at
-        st.session_state.pop("force_choice", None)
+        # Set, not popped: a popped key leaves the browser's box showing (and sending) an earlier step's choice.
+        st.session_state["force_choice"] = None
     typed = st.session_state.get("force_choice")
     if typed and typed not in options:  # typed, not listed: a large vocabulary's word, kept as the choice
         options.append(typed)
     cols = st.columns([3, 2], vertical_alignment="bottom")
-    cols[0].selectbox("Force another token here", options, key="force_choice", accept_new_options=True,
-                      help="The step's other candidates first, then the whole target vocabulary: type to search. "
-                           "Re-decodes from here as if the model had chosen this token.")
+    choice = cols[0].selectbox("Force another token here", options, index=None, key="force_choice",
+                               accept_new_options=True, placeholder="a candidate, or type a piece",
+                               help="The step's other candidates first, then the whole target vocabulary: type to "
+                                    "search. Re-decodes from here as if the model had chosen this token.")
     prefix = tuple(trace.steps[i].id for i in range(t))
-    cols[1].button("Force it", key="force", on_click=_force_typed, args=(engine, prefix), width="stretch")
+    cols[1].button("Force it", key="force", on_click=_force_typed, args=(engine, prefix), width="stretch",
+                   disabled=choice is None)
     if missed := st.session_state.pop(K_FORCE_MISS, None):
         st.warning(f"“{state.text(missed)}” is not a token of this model's target vocabulary.")
     if st.session_state.get(K_FORCED):
