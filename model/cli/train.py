@@ -24,9 +24,34 @@ def load_rows(args: argparse.Namespace) -> tuple[dict, dict]:
             {"pair": args.pair, "corpus_seed": args.corpus_seed})
 
 
+# A size and schedule for a few minutes of one GPU (benchmarks/gpu_train_everyday.py): 4 + 4 layers x 8 heads
+# (the app's pictures stay readable: at most 6 x 8 per stack), d_model 256, batches of 12,000 padded tokens,
+# mixed precision; 13.5 M parameters, 27 MB in float16 (both everyday models come back in one device call). Flags
+# given on the command line win.
+PRESETS = {
+    "gpu-minutes": {"d_model": 256, "heads": 8, "layers": 4, "d_ff": 1024, "batch_tokens": 12000, "lr": 1e-3,
+                    "warmup": 800, "steps": 200000, "eval_every": 2000, "time_budget": 4.0, "vocab_size": 8000,
+                    "ema": 0.999, "device": "auto"},
+    # the same schedule's shape in seconds on the CPU, for rehearsing the GPU script (tests/builtin/test_train_device)
+    "cpu-rehearsal": {"d_model": 32, "heads": 8, "layers": 2, "d_ff": 64, "batch_tokens": 600, "lr": 1e-3,
+                      "warmup": 10, "steps": 30, "eval_every": 15, "time_budget": 0.0, "vocab_size": 300,
+                      "ema": 0.0, "device": "cpu", "valid_sample": 20},
+}
+
+
+def apply_preset(args: argparse.Namespace) -> None:
+    """Fill in the preset's values for every flag left at its default (a flag given on the command line wins)."""
+    if not args.preset:
+        return
+    for key, value in PRESETS[args.preset].items():
+        if getattr(args, key) == args.defaults[key]:
+            setattr(args, key, value)
+
+
 def run(args: argparse.Namespace) -> int:
     from attention_lens.model.training.train import TrainConfig, train
 
+    apply_preset(args)
     asked = {"d_model": args.d_model, "n_heads": args.heads, "n_encoder_layers": args.layers,
              "n_decoder_layers": args.layers, "dropout": args.dropout,
              "d_ff": args.d_ff or (4 * args.d_model if args.d_model else None)}
@@ -39,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
                      init_from=args.init_from or "",
                      align_links=args.align_links or "", align_layer=args.align_layer, align_head=args.align_head,
                      align_weight=args.align_weight, align_reading=args.align_reading,
-                     raw_text=(args.text or ("raw" if args.data else "conventions")) == "raw")
+                     raw_text=(args.text or ("raw" if args.data else "conventions")) == "raw",
+                     device=args.device, precision=args.precision, batch_tokens=args.batch_tokens)
     splits, meta = load_rows(args)
     card = train(splits, Path(args.out), tc, meta, progress=not args.quiet)
     print(json.dumps({"out": args.out, "test_metrics": card["test_metrics"], "train_seconds": card["train_seconds"]}),
@@ -114,5 +140,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     guided.add_argument("--align-reading", choices=("shift", "plain"), default="shift",
                         help="the decoder rows a target word is read from: where its pieces are the input "
                              "(shift, align's default) or where they are predicted (plain)")
+    where = p.add_argument_group("device", "where the steps run and how a batch is measured")
+    where.add_argument("--device", default="cpu", metavar="cpu|cuda[:N]|auto",
+                       help="cpu (default), a CUDA GPU, or auto (the GPU when torch sees one); the card records it")
+    where.add_argument("--precision", choices=("auto", "bf16", "fp16", "off"), default="auto",
+                       help="mixed precision on a GPU: auto = bf16 where the card has it, else fp16 with loss "
+                            "scaling; off = float32. The CPU always trains in float32")
+    where.add_argument("--batch-tokens", type=int, default=0, metavar="N",
+                       help="batches of at most N padded tokens (longest source + longest target, times the "
+                            "sentences), pairs of similar length together; 0 (default): --batch-size sentences")
+    where.add_argument("--preset", choices=sorted(PRESETS),
+                       help="gpu-minutes: 4 + 4 layers x 8 heads, d_model 256, 12,000-token batches, mixed precision, "
+                            "4 minutes on the GPU (auto device); cpu-rehearsal: the same shape, tiny, 30 CPU steps. "
+                            "Flags given beside it win")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
+    p.set_defaults(defaults={k: p.get_default(k) for preset in PRESETS.values() for k in preset})

@@ -40,6 +40,7 @@ from attention_lens.model.training.guided import (
 from torch import nn
 from tqdm import tqdm
 
+PRECISIONS = ("auto", "bf16", "fp16", "off")
 VARIANTS = {"healthy": (True, True), "no-causal-mask": (False, True), "no-shift": (True, False),
             "no-scaling": (True, True)}  # (causal, shift)
 UNSCALED = frozenset({"no-scaling"})  # variants whose attention scores are not divided by sqrt(d_k)
@@ -73,6 +74,13 @@ class TrainConfig:
     align_head: int = 1
     align_weight: float = 1.0
     align_reading: str = "shift"
+    # Where the steps run (model.engine.device.resolve_device: cpu, cuda[:N], mps, auto); mixed precision on a
+    # GPU (PRECISIONS: auto = bf16 where the card has it, else fp16 with loss scaling; off = float32; the CPU
+    # always trains in float32); batch_tokens > 0: a batch holds at most that many padded tokens (its longest
+    # source plus longest target, times its sentences) instead of batch_size sentences.
+    device: str = "cpu"
+    precision: str = "auto"
+    batch_tokens: int = 0
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -83,6 +91,10 @@ class TrainConfig:
             raise ValueError(f"ema must be in [0, 1), got {self.ema!r}")
         if self.dtype not in ("float16", "float32"):
             raise ValueError("dtype must be float16 or float32")
+        if self.precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {PRECISIONS}, got {self.precision!r}")
+        if self.batch_tokens < 0:
+            raise ValueError("batch_tokens must be 0 (batches of batch_size sentences) or positive")
         if self.align_links and self.align_weight <= 0:
             raise ValueError(f"align_weight must be positive with align_links, got {self.align_weight!r}")
         unknown = sorted(set(self.architecture) - set(ARCHITECTURE))
@@ -111,6 +123,40 @@ def length_buckets(lengths: list[int], batch_size: int, rng: random.Random) -> l
     return batches
 
 
+def token_buckets(src_lengths: list[int], tgt_lengths: list[int], batch_tokens: int,
+                  rng: random.Random) -> list[list[int]]:
+    """One epoch of batches of similar length, each at most batch_tokens padded tokens (longest source plus
+    longest target, times the batch's sentences; a longer pair goes alone), in random order."""
+    order = list(range(len(src_lengths)))
+    rng.shuffle(order)
+    chunk = 8192
+    batches = []
+    for i in range(0, len(order), chunk):
+        part = sorted(order[i:i + chunk], key=lambda j: (src_lengths[j], tgt_lengths[j]))
+        batch: list[int] = []
+        long_src = long_tgt = 0
+        for j in part:
+            s, t = max(long_src, src_lengths[j]), max(long_tgt, tgt_lengths[j])
+            if batch and (s + t) * (len(batch) + 1) > batch_tokens:
+                batches.append(batch)
+                batch, s, t = [], src_lengths[j], tgt_lengths[j]
+            batch.append(j)
+            long_src, long_tgt = s, t
+        if batch:
+            batches.append(batch)
+    rng.shuffle(batches)
+    return batches
+
+
+def autocast_dtype(precision: str, device: torch.device) -> torch.dtype | None:
+    """The autocast dtype of mixed precision on `device`, or None for float32 (the CPU, or precision off)."""
+    if device.type != "cuda" or precision == "off":
+        return None
+    if precision == "bf16" or (precision == "auto" and torch.cuda.is_bf16_supported()):
+        return torch.bfloat16
+    return torch.float16
+
+
 def _lr_at(step: int, tc: TrainConfig, elapsed: float = 0.0) -> float:
     """Linear warm-up, then linear decay to 10% of the peak, over the steps or the time budget, whichever
     runs out first (a run cut short by its budget still ends at the low learning rate)."""
@@ -131,6 +177,11 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
     # As many intra-op threads as asked (default 1): more pay only on cores nothing else uses, since OpenMP's
     # threads spin and wait for each other when they share cores with other work (README, "Grammar models").
     torch.set_num_threads(tc.threads)
+    from attention_lens.model.engine.device import device_name, resolve_device
+
+    device = resolve_device(tc.device)  # an absent device: one clear error before any work
+    amp = autocast_dtype(tc.precision, device)
+    scaler = torch.amp.GradScaler(device.type, enabled=amp == torch.float16)
     rng = random.Random(tc.seed)
     causal, shift = VARIANTS[tc.variant]
     train_rows, valid_rows = splits["train"], splits["valid"]
@@ -155,6 +206,7 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
     model = Transformer(cfg)
     if start is not None:
         model.load_state_dict(start.model.state_dict(), strict=True)
+    model.to(device)
     n_params = sum(p.numel() for p in model.parameters())
     opt = torch.optim.AdamW(model.parameters(), lr=tc.lr, betas=(0.9, 0.98), eps=1e-9, weight_decay=0.01)
     loss_fn = nn.CrossEntropyLoss(ignore_index=cfg.pad_id, label_smoothing=tc.label_smoothing)
@@ -163,13 +215,17 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
     def batch_loss(srcs, labs, fn, guide=None):
         """guide: the batch's Guides (guided alignment), or None; with one the loss adds align_weight times
         the alignment loss, kept in align_seen for the log."""
-        src, src_keep = pad_batch(srcs, cfg.pad_id)
-        dec_in, tgt_keep = pad_batch([decoder_inputs(lab, cfg, shift) for lab in labs], cfg.pad_id)
-        lab_t, _ = pad_batch(labs, cfg.pad_id)
-        enc = model.encode(src, src_keep, need_weights=False)
+        src, src_keep = (t.to(device) for t in pad_batch(srcs, cfg.pad_id))
+        dec_in, tgt_keep = (t.to(device) for t in pad_batch([decoder_inputs(lab, cfg, shift) for lab in labs],
+                                                           cfg.pad_id))
+        lab_t = pad_batch(labs, cfg.pad_id)[0].to(device)
         tensors = None if guide is None else guide_batch(guide, src.shape[1], dec_in.shape[1])
-        out_ = model.decode(dec_in, enc, decoder_self_mask(tgt_keep, causal), need_weights=tensors is not None)
-        logits = out_.logits
+        if tensors is not None:
+            tensors = tuple(t.to(device) for t in tensors)
+        with torch.autocast(device.type, dtype=amp or torch.float32, enabled=amp is not None):
+            enc = model.encode(src, src_keep, need_weights=False)
+            out_ = model.decode(dec_in, enc, decoder_self_mask(tgt_keep, causal), need_weights=tensors is not None)
+        logits = out_.logits.float()
         loss = fn(logits.reshape(-1, logits.shape[-1]), lab_t.reshape(-1))
         if tensors is not None:
             term = alignment_loss(head_attention(out_.cross_attentions, tc.align_layer, tc.align_head), *tensors)
@@ -192,20 +248,26 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
     batches = iter(())
     params = list(model.parameters())
     shadow = [p.detach().clone() for p in params] if tc.ema else None
+    tokens_seen = 0
     for step in bar:
         model.train()
         idx = next(batches, None)
         if idx is None:
-            batches = iter(length_buckets([len(s) for s in train_src], tc.batch_size, rng))
+            batches = iter(token_buckets([len(s) for s in train_src], [len(t) for t in train_lab], tc.batch_tokens,
+                                         rng) if tc.batch_tokens else
+                           length_buckets([len(s) for s in train_src], tc.batch_size, rng))
             idx = next(batches)
         for g in opt.param_groups:
             g["lr"] = _lr_at(step, tc, time.perf_counter() - t0)
         loss, _, _ = batch_loss([train_src[i] for i in idx], [train_lab[i] for i in idx], loss_fn,
                                 None if guides is None else [guides[i] for i in idx])
         opt.zero_grad(set_to_none=True)
-        loss.backward()
+        scaler.scale(loss).backward()  # without fp16 the scaler passes everything through unchanged
+        scaler.unscale_(opt)
         nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
+        scaler.step(opt)
+        scaler.update()
+        tokens_seen += sum(len(train_src[i]) + len(train_lab[i]) for i in idx)
         if shadow is not None:
             with torch.no_grad():  # the usual warm-up: early on the average follows the weights closely
                 torch._foreach_lerp_(shadow, params, 1.0 - min(tc.ema, (1 + step) / (10 + step)))
@@ -213,7 +275,8 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
         over = tc.time_budget > 0 and time.perf_counter() - t0 > tc.time_budget
         last = step + 1 == tc.steps or over
         if (step + 1) % 50 == 0 or last:
-            bar.set_postfix(loss=f"{running:.3f}")
+            bar.set_postfix(loss=f"{running:.3f}",
+                            tok_s=f"{tokens_seen / max(time.perf_counter() - t0, 1e-9):.0f}")
         if (step + 1) % tc.eval_every == 0 or last:
             row = {"step": step0 + step + 1, "train_loss": round(running, 5),
                    "seconds": round(seconds0 + time.perf_counter() - t0, 1)}
@@ -232,13 +295,18 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
     seconds = time.perf_counter() - t0
     _swap(params, shadow)  # the averaged weights are the model
     model.eval()
+    model.to("cpu")
     card = {**meta, "text": "raw" if tc.raw_text else "conventions", "variant": tc.variant,
             "trained_causal": causal, "trained_shift": shift, "steps": step0 + steps_done,
             "train_seconds": round(seconds0 + seconds, 1), "parameters": n_params, "seed": tc.seed,
             "train_config": tc.card_fields(cfg),
             "init_from": ({"path": tc.init_from, "steps": start.card.get("steps"),
                            "train_seconds": start.card.get("train_seconds")} if start is not None else None),
-            "train_pairs": len(train_rows), "valid_pairs": len(valid_rows), "test_pairs": len(splits["test"])}
+            "train_pairs": len(train_rows), "valid_pairs": len(valid_rows), "test_pairs": len(splits["test"]),
+            "device": device_name(device) + (f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda"
+                                             else ""),
+            "precision": {None: "float32", torch.bfloat16: "bf16 autocast", torch.float16: "fp16 autocast"}[amp],
+            "train_tokens": tokens_seen, "tokens_per_second": round(tokens_seen / max(seconds, 1e-9), 1)}
     if guides is not None:  # the alignment loss: its mean over the first and the last 100 steps
         card["guided_alignment"] = {
             "links": tc.align_links, "layer": tc.align_layer, "head": tc.align_head, "weight": tc.align_weight,
@@ -249,7 +317,7 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
     counts = count_words(s for s, _ in train_rows) if tc.raw_text else None
     save_checkpoint(out, model, src_tok, tgt_tok, card, dtype=dtype, source_counts=counts)
     # Metrics are measured on the checkpoint as saved (and reloaded), not on the in-memory weights.
-    engine = BuiltinEngine(load_checkpoint(out))
+    engine = BuiltinEngine.load(out, device=device) if device.type != "cpu" else BuiltinEngine(load_checkpoint(out))
     test = splits["test"]
     metrics = evaluate(engine, [s for s, _ in test], [t for _, t in test], causal, shift, progress=progress)
     valid = valid_rows[:1000]
