@@ -4,7 +4,7 @@ Streamlit's own websocket protocol, and real Chromium pages beside them.
 Starts a fresh `streamlit run app/streamlit_app.py` on 127.0.0.1 (or drives `--url`). Every protocol session
 opens Explore on the app's default model, types `--text`, and then clicks Next with the message Chromium sends
 (the page's query string and script hash, every widget's value, context_info, the cached elements' hashes:
-benchmarks/st_client.py; tests/test_load.py checks it field by field against a captured real click). Alongside,
+tests/support/st_client.py; tests/test_load.py checks it field by field against a captured real click). Alongside,
 `--browsers` Chromium pages (benchmarks/browser_load_test.BrowserPage) do exactly what the sessions do. Two
 measurements follow, on the same sessions:
 
@@ -44,11 +44,8 @@ import contextlib
 import json
 import os
 import random
-import re
 import statistics
-import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -66,10 +63,18 @@ from benchmarks.harness import (
     stop,
     wait_healthy,
 )
-from benchmarks.st_client import Run, Session, Shown, find
+from tests.support.explore_session import (
+    TEXT,
+    Click,
+    click_next,
+    click_verified,
+    explore_view,
+    open_explore,
+    ready_to_click,
+)
+from tests.support.server import served_replicas
+from tests.support.st_client import Session
 
-TEXT = "The black cat that the small dog chased sat on the mat near the bank of the river."
-STEP_TEXT = re.compile(r"\*\*Step (\d+) of (\d+)\*\*")
 MIN_THINK = 0.3  # s: nobody reads a step faster
 __all__ = ["TEXT", "Session", "click_next", "explore_view", "free_port", "open_explore", "run", "server_env",
            "wait_healthy"]
@@ -78,88 +83,6 @@ __all__ = ["TEXT", "Session", "click_next", "explore_view", "free_port", "open_e
 def server_env(model: str | None = None) -> dict[str, str]:
     """This shell's environment without its LENS_ settings: the server sees only the shipped models (or `model`)."""
     return app_env(model)
-
-
-@dataclass
-class ExploreView:
-    step: int | None
-    total: int | None
-    next: Shown | None
-    figure: Shown | None
-    reset: Shown | None = None
-
-
-def explore_view(page: dict) -> ExploreView:
-    """The Explore page's step counter, Next and First-step buttons and attention figure, found by text and key.
-    The one place to adapt when the page is reworked."""
-    step = total = None
-    for path in sorted(page):
-        el = page[path].element
-        if el.WhichOneof("type") == "markdown" and (m := STEP_TEXT.fullmatch(el.markdown.body)):
-            step, total = int(m[1]), int(m[2])
-    figure = next((f for kind in ("echarts_chart", "plotly_chart") if (f := find(page, kind, key="attention"))), None)
-    return ExploreView(step, total, find(page, "button", key="next"), figure, find(page, "button", key="reset"))
-
-
-def spec(shown: Shown) -> str:
-    """A chart element's spec (an ECharts option or a plotly figure, as JSON)."""
-    return getattr(shown.element, shown.element.WhichOneof("type")).spec
-
-
-# ---- one protocol session ------------------------------------------------------------------------------------
-async def open_explore(url: str, text: str | None, timeout: float = 120) -> Session:
-    """A session on the Explore page at step 1 of `text`'s decoding (raises if the page is not as expected)."""
-    s = Session(url, timeout=timeout)
-    run = await s.open()
-    if text:
-        run = await s.rerun(source=text)
-    view = explore_view(s.page)
-    if run.problems or view.step != 1 or view.next is None or view.figure is None:
-        await s.close()
-        raise RuntimeError(f"Explore page not at step 1: step {view.step}, problems {run.problems[:2]}")
-    return s
-
-
-@dataclass
-class Click:
-    """A verified click: seconds to its run's last message and to the new figure's frame; what the run sent."""
-
-    seconds: float
-    figure_seconds: float
-    run: Run
-
-
-async def click_next(s: Session) -> tuple[float | None, str | None]:
-    """Click Next; (seconds until the run's last message arrived, None) when verified, else (None, why)."""
-    click, why = await click_verified(s)
-    return (click.seconds if click else None), why
-
-
-async def click_verified(s: Session) -> tuple[Click | None, str | None]:
-    before = explore_view(s.page)
-    if before.next is None or before.next.element.button.disabled:
-        return None, f"no enabled Next at step {before.step}"
-    old_spec = spec(before.figure) if before.figure else None
-    t0 = time.perf_counter()
-    run = await s.rerun(trigger=before.next)
-    after = explore_view(s.page)
-    if run.problems:
-        return None, run.problems[0]
-    if after.step != before.step + 1:
-        return None, f"step {before.step} -> {after.step}"
-    fig = after.figure
-    if fig is None or fig.run_id != run.run_id or spec(fig) == old_spec:
-        return None, f"no new figure at step {after.step}"
-    return Click(run.finished - t0, fig.arrived - t0, run), None
-
-
-async def ready_to_click(s: Session) -> None:
-    """At the run's last step, click First step (untimed): the session can go on clicking Next."""
-    view = explore_view(s.page)
-    if view.next is not None and view.next.element.button.disabled and view.reset is not None:
-        run = await s.rerun(trigger=view.reset)
-        if run.problems:
-            raise RuntimeError(f"First step: {run.problems[0]}")
 
 
 @dataclass
@@ -382,26 +305,10 @@ def run(sessions: int = 10, browsers: int = 0, rounds: int = 5, gap: float = 1.0
 
 @contextlib.contextmanager
 def cluster(replicas: int, server_args: list[str] = ()):
-    """`./run.sh serve --replicas K` (deploy/serve.py: K replicas behind nginx, sticky sessions) on a free port
-    of 127.0.0.1; yields (its URL, the replicas' pids). Stopped (SIGTERM: nginx, then every replica) after."""
-    port = free_port()
-    cmd = ["./run.sh", "serve", "--replicas", str(replicas), "--address", "127.0.0.1", "--port", str(port)]
-    proc = subprocess.Popen([*cmd, "--", *server_args] if server_args else cmd, cwd=ROOT, env=server_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    pids = []
-    try:
-        deadline = time.monotonic() + 240
-        for line in proc.stdout:
-            if m := re.match(r"replica \d+ \S+ pid (\d+)", line):
-                pids.append(int(m[1]))
-            if line.startswith("serving on") or time.monotonic() > deadline:
-                break
-        if len(pids) != replicas or proc.poll() is not None:
-            raise RuntimeError(f"./run.sh serve did not come up ({len(pids)} replicas)")
-        threading.Thread(target=proc.stdout.read, daemon=True).start()  # keep its pipe drained
-        yield f"http://127.0.0.1:{port}", pids
-    finally:
-        stop(proc, timeout=60)
+    """K replicas behind nginx (tests/support/server.served_replicas: deploy/serve.py, what `./run.sh serve
+    --replicas K` runs) on a free port of 127.0.0.1; yields (its URL, the replicas' pids). Stopped after."""
+    with served_replicas(replicas, server_env(), server_args) as (url, pids, _):
+        yield url, list(pids.values())
 
 
 def sweep(classes: list[int], replicas: int, browsers: int, **kw) -> dict:

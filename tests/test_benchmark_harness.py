@@ -1,4 +1,5 @@
-"""benchmarks/harness.py: the figures every benchmark reports and the server start/stop the browser tests use."""
+"""The figures every benchmark reports (benchmarks/harness.py) and the server start/stop that tests and benchmarks
+share (tests/support/server.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import urllib.request
 
 import pytest
 
-from benchmarks.harness import app_env, cpu_seconds, free_port, percentile, rss_mb, served
+from benchmarks.harness import cpu_seconds, percentile, rss_mb
+from tests.support.server import app_env, free_port, served
 
 
 def test_percentile_is_nearest_rank():

@@ -16,9 +16,8 @@ import pytest
 from benchmarks import run_all
 from tests.fixtures.checkpoints import ROOT
 
-# Modules of benchmarks/ that are not benchmarks: the package, the shared harness, the suite's runner and the
-# Streamlit protocol client the load test drives.
-NOT_BENCHMARKS = {"__init__", "harness", "run_all", "st_client"}
+# Modules of benchmarks/ that are not benchmarks: the package, the shared harness and the suite's runner.
+NOT_BENCHMARKS = {"__init__", "harness", "run_all"}
 SECTIONS = ["## 1. Step-through", "## 2. Attention capture", "## 3. Our engine against Hugging Face",
             "## 4. A step click", "## 5. Bytes sent to the browser", "## Every other benchmark"]
 

@@ -1,8 +1,8 @@
 """Scale-out: two replicas behind nginx on 127.0.0.1, started by deploy/serve.py (what `./run.sh serve` runs), and
-driven by the protocol-level client of benchmarks/load_test.py. Visitors spread over both replicas; each keeps its
-session (its step) across clicks, page loads and websocket reconnects; killing one replica leaves the other's
-sessions working and sends new visitors to it; SIGTERM stops nginx and every replica. The tests run in order on
-one cluster (the last two of them take a replica, then everything, down)."""
+driven by the protocol-level client of tests/support/explore_session.py. Visitors spread over both replicas; each
+keeps its session (its step) across clicks, page loads and websocket reconnects; killing one replica leaves the
+other's sessions working and sends new visitors to it; SIGTERM stops nginx and every replica. The tests run in
+order on one cluster (the last two of them take a replica, then everything, down)."""
 
 from __future__ import annotations
 
@@ -10,17 +10,15 @@ import asyncio
 import os
 import re
 import signal
-import subprocess
-import sys
-import threading
 import time
 import urllib.request
 
 import pytest
 
-from benchmarks import load_test
-from benchmarks.harness import ROOT, app_env, free_port
 from deploy import serve
+from tests.support.explore_session import TEXT, click_next, explore_view, open_explore
+from tests.support.server import ROOT, app_env, served_replicas
+from tests.support.st_client import Session
 
 NO_NGINX = ("nginx is not installed and could not be: .ci/run and ./run.sh serve install Debian's nginx when run "
             "as root (apt-get install -y nginx)")
@@ -31,33 +29,10 @@ def needs_nginx(test):
         test = mark(test)
     return test
 
-REPLICA_LINE = re.compile(r"replica (\d+) (127\.0\.0\.1:\d+) pid (\d+)")
-
-
 @pytest.fixture(scope="module")
 def cluster():
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, str(ROOT / "deploy" / "serve.py"), "--replicas", "2", "--address",
-                             "127.0.0.1", "--port", str(port)], cwd=ROOT, env=app_env(),
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    replicas: dict[str, int] = {}
-    deadline = time.monotonic() + 240
-    for line in proc.stdout:
-        if m := REPLICA_LINE.match(line):
-            replicas[m[2]] = int(m[3])
-        if line.startswith("serving on") or time.monotonic() > deadline:
-            break
-    if len(replicas) != 2 or proc.poll() is not None:
-        proc.kill()
-        pytest.fail(f"serve.py did not come up: {replicas}")
-    threading.Thread(target=proc.stdout.read, daemon=True).start()  # the replicas' banners must not fill the pipe
-    yield {"url": f"http://127.0.0.1:{port}", "replicas": replicas, "proc": proc}
-    if proc.poll() is None:  # a test failed before the SIGTERM test: stop it the same way
-        proc.terminate()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+    with served_replicas(2, app_env()) as (url, replicas, proc):  # stopped by SIGTERM after, if a test has not
+        yield {"url": url, "replicas": replicas, "proc": proc}
 
 
 def with_pid_gone(pid: int, seconds: float = 20) -> bool:
@@ -71,11 +46,11 @@ def with_pid_gone(pid: int, seconds: float = 20) -> bool:
     return False
 
 
-async def sessions_on_both(url: str, wanted: int = 2, tries: int = 16) -> dict[str, load_test.Session]:
+async def sessions_on_both(url: str, wanted: int = 2, tries: int = 16) -> dict[str, Session]:
     """New visitors until both replicas hold one (each visitor's replica is decided by its fresh random cookie)."""
-    found: dict[str, load_test.Session] = {}
+    found: dict[str, Session] = {}
     for _ in range(tries):
-        s = await load_test.open_explore(url, load_test.TEXT)
+        s = await open_explore(url, TEXT)
         if s.replica in found or s.replica is None:
             await s.close()
         else:
@@ -97,9 +72,9 @@ def answered(header: str | None) -> str | None:
 
 
 async def step_and_check(s, expect_step: int) -> None:
-    latency, why = await load_test.click_next(s)
+    latency, why = await click_next(s)
     assert why is None, why
-    assert load_test.explore_view(s.page).step == expect_step
+    assert explore_view(s.page).step == expect_step
 
 
 @needs_nginx
@@ -117,7 +92,7 @@ def test_visitors_spread_over_replicas_and_keep_their_sessions(cluster):
                     sid = s.session_id
                     run = await s.reconnect()  # a resumed session redraws at its own step
                     assert not run.problems and s.session_id == sid and s.replica == replica
-                    assert load_test.explore_view(s.page).step == step
+                    assert explore_view(s.page).step == step
         finally:
             for s in found.values():
                 await s.close()
@@ -175,9 +150,9 @@ def test_one_replica_down_leaves_the_other_working(cluster):
             lost = found[victim]  # its session died with its replica: the reconnect lands on the survivor, anew,
             run = await lost.reconnect()  # and, as a browser does, sends the page's address: the app reads its
             assert not run.problems and answered(lost.replica) == survivor  # link and opens at the same step
-            assert load_test.explore_view(lost.page).step == 2
+            assert explore_view(lost.page).step == 2
             await step_and_check(lost, 3)
-            fresh = await load_test.open_explore(cluster["url"], load_test.TEXT)  # a new visitor too
+            fresh = await open_explore(cluster["url"], TEXT)  # a new visitor too
             assert answered(fresh.replica) == survivor
             await step_and_check(fresh, 2)
             await fresh.close()

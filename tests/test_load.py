@@ -17,8 +17,10 @@ from pathlib import Path
 import pytest
 
 from benchmarks import browser_load_test, load_test
-from benchmarks.harness import CHROMIUM, app_env, free_port, serve, stop
-from benchmarks.st_client import Run, Shown
+from tests.support.browser import CHROMIUM
+from tests.support.explore_session import click_next, click_verified, explore_view, open_explore
+from tests.support.server import app_env, served
+from tests.support.st_client import Run, Shown, find
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app"
@@ -53,10 +55,10 @@ def test_the_load_tests_click_has_the_fields_of_a_real_chromium_click():
     real = json.loads(CLICK.read_text(encoding="utf-8"))
 
     async def ours(url: str) -> tuple[dict, int]:
-        s = await load_test.open_explore(url, None)
+        s = await open_explore(url, None)
         try:
-            msg = s.rerun_message(trigger=load_test.explore_view(s.page).next)
-            click, why = await load_test.click_verified(s)  # and the server accepts it as a step
+            msg = s.rerun_message(trigger=explore_view(s.page).next)
+            click, why = await click_verified(s)  # and the server accepts it as a step
             assert why is None, why
             # Issue 31: the closed export, link and cache panels are not redrawn (before: 86 messages, 42 blocks)
             assert click.run.messages <= 70 and click.run.blocks <= 36, (click.run.messages, click.run.blocks)
@@ -64,11 +66,8 @@ def test_the_load_tests_click_has_the_fields_of_a_real_chromium_click():
         finally:
             await s.close()
 
-    proc = serve(app_env(), port := free_port())
-    try:
-        message, size = asyncio.run(ours(f"http://127.0.0.1:{port}"))
-    finally:
-        stop(proc)
+    with served(app_env()) as (url, _):
+        message, size = asyncio.run(ours(url))
     assert click_shape(message) == click_shape(real["message"])
     assert message["rerunScript"]["queryString"] == real["message"]["rerunScript"]["queryString"]
     assert abs(size - real["bytes"]) < 0.1 * real["bytes"], (size, real["bytes"])
@@ -216,7 +215,7 @@ class FakeServer:
 @pytest.mark.parametrize(("step", "spec", "verified"), [(2, "B", True), (1, "B", False), (2, "A", False),
                                                         (3, "B", False)])
 def test_a_click_counts_only_when_the_step_and_the_figure_advanced(step, spec, verified):
-    latency, why = asyncio.run(load_test.click_next(FakeServer(1, "A").answer(step, spec)))
+    latency, why = asyncio.run(click_next(FakeServer(1, "A").answer(step, spec)))
     assert (latency is not None, why is None) == (verified, verified), why
 
 
@@ -225,7 +224,7 @@ def test_the_client_holds_widget_values_as_the_frontend_does():
     forgotten once a run no longer draws it; the click carries every held value and the trigger."""
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-    from benchmarks.st_client import Session
+    from tests.support.st_client import Session
 
     s = Session("http://127.0.0.1:1/?model=x")
 
@@ -267,7 +266,7 @@ def test_the_client_holds_widget_values_as_the_frontend_does():
     assert s.values["$$ID-a-present"].bool_value is True
     run("r3", [toggle(False), nxt])  # the app set it back; the slider is gone
     assert s.values["$$ID-a-present"].bool_value is False and "$$ID-b-step" not in s.values
-    msg = s.rerun_message(trigger=load_test.find(s.page, "button", key="next"))
+    msg = s.rerun_message(trigger=find(s.page, "button", key="next"))
     cs = msg.rerun_script
     assert [w.id for w in cs.widget_states.widgets] == ["$$ID-a-present", "$$ID-c-next"]
     assert cs.widget_states.widgets[-1].trigger_value and cs.page_script_hash == "h"

@@ -1,14 +1,11 @@
-"""What the Explore browser tests share: a server on the shipped checkpoints and a Chromium page on it."""
+"""What the Explore browser tests share: a Chromium page on a served app, labels cut or overlapping, the tour's
+stops. The server itself is a fixture of tests/browser/conftest.py (`shipped_server`)."""
 
 from __future__ import annotations
 
 import contextlib
-import os
 
-import pytest
-
-from benchmarks.harness import ATTENTION, CHROMIUM, IDLE, browser_page, served
-from tests.fixtures.checkpoints import shipped_checkpoint
+from tests.support.browser import ATTENTION, IDLE, browser_page
 
 # JS: texts of the labels in the main area's buttons that the browser shows cut (ellipsis or overflow).
 CUT_LABELS = """() => [...document.querySelectorAll("[data-testid='stMain'] button")]
@@ -17,18 +14,6 @@ CUT_LABELS = """() => [...document.querySelectorAll("[data-testid='stMain'] butt
     .filter(e => !e.closest('.st-key-stepbar button [data-testid=stMarkdownContainer]'))  // screen-reader names
     .filter(e => e.textContent.trim() && e.scrollWidth > e.clientWidth + 1)
     .map(e => e.textContent.trim())"""
-
-
-@pytest.fixture(scope="module")
-def shipped_server():
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"no Chromium at {CHROMIUM}")
-    shipped_checkpoint("en-fr")
-    # The grammar en-fr model (the tests' queries are its sentences); no warm-up thread (app/warmup.py).
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")} | {"LENS_DEFAULT_MODEL": "en-fr",
-                                                                             "LENS_WARMUP": "0"}
-    with served(env) as (url, _):
-        yield url
 
 
 @contextlib.contextmanager

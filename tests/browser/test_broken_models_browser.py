@@ -9,14 +9,12 @@ from urllib.parse import urlencode
 
 import pytest
 
-from benchmarks.harness import CHROMIUM, IDLE, launch
-from tests.browser import explore_browser as eb
+from tests.support.browser import CHROMIUM, IDLE, launch
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM}"),
 ]
-server = eb.shipped_server
 QUERY = {"model": "en-fr", "text": "the black cat sat on the mat .", "target": "le chat noir s' assit sur le tapis .",
          "view": "broken"}
 # JS: every metric value on the page, its text and whether the text overflows its box (cut with an ellipsis).
@@ -27,7 +25,7 @@ METRICS = """() => [...document.querySelectorAll('[data-testid="stMetricValue"]'
 HEADINGS = """() => [...document.querySelectorAll('h4')].map(h => h.innerText.trim())"""
 
 
-def test_every_card_metric_is_shown_in_full(server):
+def test_every_card_metric_is_shown_in_full(shipped_server):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -35,7 +33,7 @@ def test_every_card_metric_is_shown_in_full(server):
         try:
             for width, height in ((1366, 768), (1920, 1080)):
                 page = browser.new_page(viewport={"width": width, "height": height})
-                page.goto(f"{server}/Leakage_lab?" + urlencode(QUERY))
+                page.goto(f"{shipped_server}/Leakage_lab?" + urlencode(QUERY))
                 page.get_by_text("free-running chrF", exact=False).first.wait_for(timeout=120_000)
                 page.locator(IDLE).wait_for(timeout=120_000)
                 page.locator("[data-testid=stMetricValue]").nth(7).wait_for(timeout=60_000)

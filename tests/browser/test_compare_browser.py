@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import CHROMIUM, IDLE, browser_page, served
 from tests.fixtures.checkpoints import build_tiny_checkpoint
+from tests.support.browser import CHROMIUM, IDLE, browser_page
+from tests.support.server import app_env
 
 pytestmark = [
     pytest.mark.browser,
@@ -27,13 +28,10 @@ TITLE_OVERFLOW = """() => [...document.querySelectorAll('.st-key-cmp_a .js-plotl
 
 
 @pytest.fixture
-def server(tmp_path):
+def server(tmp_path, app_server):
     models = (build_tiny_checkpoint(tmp_path / "tiny-a"), build_tiny_checkpoint(tmp_path / "tiny-b", seed=1),
               build_tiny_checkpoint(tmp_path / LONG["model"]), build_tiny_checkpoint(tmp_path / LONG["b_model"], seed=1))  # noqa: E501
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
-    env.update(LENS_MODEL_DIRS=os.pathsep.join(str(m) for m in models), LENS_DEFAULT_MODEL="tiny-a")
-    with served(env) as (url, _):
-        yield url
+    return app_server(app_env(LENS_MODEL_DIRS=os.pathsep.join(str(m) for m in models), LENS_DEFAULT_MODEL="tiny-a"))
 
 
 def test_a_comparison_link_in_a_new_context_reproduces_both_sides(server):

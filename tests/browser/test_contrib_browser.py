@@ -7,20 +7,19 @@ import os
 
 import pytest
 
-from benchmarks.harness import DRAWN, ROOT
-from tests.browser import explore_browser as eb
 from tests.browser.explore_browser import open_page
+from tests.support.browser import DRAWN
+from tests.support.server import ROOT
 
 pytestmark = [pytest.mark.browser]
-server = eb.shipped_server
 UPDATE = os.environ.get("LENS_UPDATE_SCREENSHOT") == "1"
 QUERY = "?text=the+black+cat+sat+on+the+mat+.&mode=greedy&step=5&kind=cross&view=grid"
 
 
-def test_norm_weighted_grid_beside_the_raw_one(server, tmp_path):
+def test_norm_weighted_grid_beside_the_raw_one(shipped_server, tmp_path):
     from PIL import Image
 
-    with open_page(server, 1366, 900, QUERY) as page:
+    with open_page(shipped_server, 1366, 900, QUERY) as page:
         page.wait_for_timeout(800)
         raw_z = page.evaluate(DRAWN)
         raw_png = tmp_path / "raw.png"

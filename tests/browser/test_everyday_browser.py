@@ -7,8 +7,9 @@ import os
 
 import pytest
 
-from benchmarks.harness import CHIPS, CHROMIUM, IDLE, ROOT, SOURCE_SHOWN, served
 from tests.browser.explore_browser import open_page, overlapping
+from tests.support.browser import CHIPS, IDLE, SOURCE_SHOWN
+from tests.support.server import ROOT, app_env
 
 pytestmark = [pytest.mark.browser]
 UPDATE = os.environ.get("LENS_UPDATE_SCREENSHOT") == "1"
@@ -19,13 +20,8 @@ AT_END = """() => { const m = document.body.innerText.match(/Step (\\d+) of (\\d
 
 
 @pytest.fixture(scope="module")
-def visitor_server():
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"no Chromium at {CHROMIUM}")
-    # No LENS_ variable at all: what a visitor of `./run.sh app` gets.
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")} | {"LENS_WARMUP": "0"}
-    with served(env) as (url, _):
-        yield url
+def visitor_server(app_server):
+    return app_server(app_env(LENS_WARMUP="0"))  # no other LENS_ variable: what a visitor of `./run.sh app` gets
 
 
 @pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])

@@ -6,17 +6,14 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from benchmarks.harness import ATTENTION
-from tests.browser import explore_browser as eb
 from tests.browser.explore_browser import CUT_LABELS, open_page
-
-server = eb.shipped_server
+from tests.support.browser import ATTENTION
 
 pytestmark = [pytest.mark.browser]
 
 
-def test_step_after_an_error_run_draws_no_traceback(server):
-    with open_page(server, 1366, 768) as page:
+def test_step_after_an_error_run_draws_no_traceback(shipped_server):
+    with open_page(shipped_server, 1366, 768) as page:
         box = page.locator(".st-key-source input")
         box.fill("   ")
         box.press("Enter")
@@ -33,7 +30,7 @@ def test_step_after_an_error_run_draws_no_traceback(server):
         expect(page.locator(ATTENTION)).to_be_visible()
 
 
-def test_no_control_label_is_cut_at_1366(server):
-    with open_page(server, 1366, 768) as page:
+def test_no_control_label_is_cut_at_1366(shipped_server):
+    with open_page(shipped_server, 1366, 768) as page:
         cut = page.evaluate(CUT_LABELS)
         assert cut == [], cut

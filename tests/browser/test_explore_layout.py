@@ -8,12 +8,10 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import expect
 
-from benchmarks.harness import ATTENTION, IDLE, ROW_SHOWN, launch
-from tests.browser import explore_browser as eb
 from tests.browser.explore_browser import open_page
+from tests.support.browser import ATTENTION, IDLE, ROW_SHOWN, launch
 
 pytestmark = [pytest.mark.browser]
-server = eb.shipped_server
 
 FOLD = """() => { const box = e => { const r = document.querySelector(e).getBoundingClientRect();
     return [Math.round(r.left), Math.round(r.top), Math.round(r.right), Math.round(r.bottom)]; };
@@ -26,8 +24,8 @@ def inside(box, w, h) -> bool:
 
 
 @pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
-def test_heatmap_and_next_above_the_fold_while_stepping_by_keyboard(server, size):
-    with open_page(server, *size) as page:
+def test_heatmap_and_next_above_the_fold_while_stepping_by_keyboard(shipped_server, size):
+    with open_page(shipped_server, *size) as page:
         page.wait_for_function(ROW_SHOWN, arg=[0], timeout=60_000)
         first = page.evaluate(FOLD)
         print("fold", size, "first load", first)
@@ -70,10 +68,10 @@ def opened(page) -> None:
     page.locator(IDLE).wait_for(timeout=60_000)
 
 
-def test_a_link_opens_its_state_and_copy_link_reproduces_it(server):
+def test_a_link_opens_its_state_and_copy_link_reproduces_it(shipped_server):
     from playwright.sync_api import sync_playwright
 
-    with open_page(server, 1366, 768, LINK) as page:
+    with open_page(shipped_server, 1366, 768, LINK) as page:
         expect(page.get_by_text("Step 3 of", exact=False)).to_be_visible(timeout=30_000)
         opened(page)
         first = state_of(page)
@@ -99,8 +97,8 @@ def test_a_link_opens_its_state_and_copy_link_reproduces_it(server):
             browser.close()
 
 
-def test_space_plays_and_pauses(server):
-    with open_page(server, 1366, 768, "?text=the+black+cat+sat+on+the+mat+.&step=1") as page:
+def test_space_plays_and_pauses(shipped_server):
+    with open_page(shipped_server, 1366, 768, "?text=the+black+cat+sat+on+the+mat+.&step=1") as page:
         page.wait_for_function(ROW_SHOWN, arg=[0], timeout=60_000)
         page.locator("[data-testid='stMain'] h1").first.click()
         page.keyboard.press(" ")  # 1 s per step

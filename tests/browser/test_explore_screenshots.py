@@ -7,12 +7,12 @@ import os
 
 import pytest
 
-from benchmarks.harness import ATTENTION, IDLE, ROOT, ROW_SHOWN
 from tests.browser import explore_browser as eb
 from tests.browser.explore_browser import open_page
+from tests.support.browser import ATTENTION, IDLE, ROW_SHOWN
+from tests.support.server import ROOT
 
 pytestmark = [pytest.mark.browser]
-server = eb.shipped_server
 UPDATE = os.environ.get("LENS_UPDATE_SCREENSHOT") == "1"
 BLACK_CAT = "?text=the+black+cat+sat+on+the+mat+.&mode=greedy&step=5&kind=cross"
 # JS: the smallest font size (px) of the visible texts in the attention picture, the chips and the captions.
@@ -42,8 +42,8 @@ def shot(page, name: str, tmp_path) -> None:
     assert "Last query: 4 " in page.locator(ATTENTION).get_attribute("aria-label")  # step 5: rows 0-4
 
 
-def test_presenter_mode_text_is_large_and_the_sidebar_gone(server, tmp_path):
-    with open_page(server, 1366, 768, BLACK_CAT + "&view=head&layer=3&head=1&present=1") as page:
+def test_presenter_mode_text_is_large_and_the_sidebar_gone(shipped_server, tmp_path):
+    with open_page(shipped_server, 1366, 768, BLACK_CAT + "&view=head&layer=3&head=1&present=1") as page:
         page.wait_for_function(ROW_SHOWN, arg=[4], timeout=60_000)
         assert not page.locator("[data-testid='stSidebar']").is_visible()
         smallest = page.evaluate(SMALLEST)
@@ -53,18 +53,18 @@ def test_presenter_mode_text_is_large_and_the_sidebar_gone(server, tmp_path):
 
 @pytest.mark.parametrize(("size", "name"), [((1366, 768), "screenshot-1366.png"),
                                            ((1920, 1080), "screenshot-1920.png")])
-def test_screenshots_show_the_drawn_picture_on_screen(server, tmp_path, size, name):
-    with open_page(server, *size, BLACK_CAT + "&view=mean&present=0") as page:
+def test_screenshots_show_the_drawn_picture_on_screen(shipped_server, tmp_path, size, name):
+    with open_page(shipped_server, *size, BLACK_CAT + "&view=mean&present=0") as page:
         page.wait_for_function(ROW_SHOWN, arg=[4], timeout=60_000)
         shot(page, name, tmp_path)
 
 
-def test_tour_screenshot_shows_the_causal_mask_stop_whole(server, tmp_path):
+def test_tour_screenshot_shows_the_causal_mask_stop_whole(shipped_server, tmp_path):
     """The README's picture of the tour: stop 4 (the causal mask, teacher forcing) at 1366 x 768, its text at the
     top of the screen and the whole map under it."""
     from PIL import Image
 
-    with open_page(server, 1366, 768) as page:
+    with open_page(shipped_server, 1366, 768) as page:
         list(eb.tour_stops(page, 4))  # walked to stop 4
         page.wait_for_function(ROW_SHOWN, arg=[6], timeout=60_000)  # the whole reference: rows 0-6
         page.locator(IDLE).wait_for(timeout=60_000)

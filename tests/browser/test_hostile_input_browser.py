@@ -3,12 +3,12 @@ markdown come back as visible text, never as elements, and no script runs; escap
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import CHROMIUM, browser_page, served
+from tests.support.browser import CHROMIUM, browser_page
+from tests.support.server import app_env
 
 pytestmark = [
     pytest.mark.browser,
@@ -19,11 +19,8 @@ HOSTILE = "<script>window.pwned=1</script> <b>bold</b> <img src=x onerror=window
 
 
 @pytest.fixture
-def server(tiny_ckpt):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")} | {"LENS_DEFAULT_MODEL": "en-fr"}
-    env.update(LENS_MODEL_DIRS=str(tiny_ckpt), LENS_DEFAULT_MODEL=tiny_ckpt.name)
-    with served(env) as (url, _):
-        yield url
+def server(tiny_ckpt, app_server):
+    return app_server(app_env(LENS_MODEL_DIRS=str(tiny_ckpt), LENS_DEFAULT_MODEL=tiny_ckpt.name))
 
 
 def test_typed_markup_is_shown_as_text(server):

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import CHROMIUM, IDLE, ROOT, SOURCE_SHOWN, free_port, launch, serve
+from tests.support.browser import CHROMIUM, IDLE, SOURCE_SHOWN, launch
+from tests.support.server import ROOT, app_env
 
 pytestmark = [
     pytest.mark.browser,
@@ -20,49 +21,39 @@ CASES = [("en-fr", "I love you so much .", ["you", "so", "much"]),
          ("de-en", "Ich liebe dich .", ["ich", "liebe", "dich"])]
 
 
-def start(model: str):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")} | {"LENS_DEFAULT_MODEL": "en-fr"}
-    env["LENS_DEFAULT_MODEL"] = model
-    return serve(env, port := free_port()), f"http://127.0.0.1:{port}"
-
-
 @pytest.mark.parametrize("model,text,words", CASES, ids=[m for m, _, _ in CASES])
-def test_no_deploy_button_and_the_unknown_words_notice(model, text, words, tmp_path):
+def test_no_deploy_button_and_the_unknown_words_notice(model, text, words, tmp_path, app_server):
     from playwright.sync_api import expect, sync_playwright
 
     shots = ROOT / "assets" if UPDATE else tmp_path
-    proc, url = start(model)
-    try:
-        with sync_playwright() as p:
-            browser = launch(p)
-            try:
-                page = browser.new_page(viewport={"width": 1366, "height": 768})
-                page.goto(url)
-                box = page.locator(".st-key-source input, .st-key-source textarea").first
-                box.wait_for(timeout=90_000)
-                expect(page.locator("[data-testid='stToolbar']")).to_have_count(1, timeout=30_000)
-                assert page.locator("[data-testid='stAppDeployButton']").count() == 0
-                assert page.get_by_role("button", name="Deploy").count() == 0
-                box.fill(text)
-                box.press("Enter")
-                notice = page.locator("[data-testid='stAlert']").filter(has_text="Words this model does not know")
-                expect(notice).to_have_count(1, timeout=90_000)
-                for word in words:
-                    expect(notice).to_contain_text(f"“{word}”")
-                # the picture of the new sentence, not the example's greyed out while the page reruns
-                page.wait_for_function(SOURCE_SHOWN, arg=[words[-1]], timeout=90_000)
-                page.locator(IDLE).wait_for(timeout=90_000)
-                page.wait_for_timeout(800)
-                page.screenshot(path=str(shots / f"unknown-words-{model}.png"))
-                page.get_by_role("button", name="Words this model knows").click()
-                expect(page.get_by_text("Nouns", exact=True)).to_be_visible(timeout=30_000)
-                page.wait_for_timeout(500)
-                page.screenshot(path=str(shots / f"known-words-{model}.png"))
-            finally:
-                browser.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
+    url = app_server(app_env(LENS_DEFAULT_MODEL=model))
+    with sync_playwright() as p:
+        browser = launch(p)
+        try:
+            page = browser.new_page(viewport={"width": 1366, "height": 768})
+            page.goto(url)
+            box = page.locator(".st-key-source input, .st-key-source textarea").first
+            box.wait_for(timeout=90_000)
+            expect(page.locator("[data-testid='stToolbar']")).to_have_count(1, timeout=30_000)
+            assert page.locator("[data-testid='stAppDeployButton']").count() == 0
+            assert page.get_by_role("button", name="Deploy").count() == 0
+            box.fill(text)
+            box.press("Enter")
+            notice = page.locator("[data-testid='stAlert']").filter(has_text="Words this model does not know")
+            expect(notice).to_have_count(1, timeout=90_000)
+            for word in words:
+                expect(notice).to_contain_text(f"“{word}”")
+            # the picture of the new sentence, not the example's greyed out while the page reruns
+            page.wait_for_function(SOURCE_SHOWN, arg=[words[-1]], timeout=90_000)
+            page.locator(IDLE).wait_for(timeout=90_000)
+            page.wait_for_timeout(800)
+            page.screenshot(path=str(shots / f"unknown-words-{model}.png"))
+            page.get_by_role("button", name="Words this model knows").click()
+            expect(page.get_by_text("Nouns", exact=True)).to_be_visible(timeout=30_000)
+            page.wait_for_timeout(500)
+            page.screenshot(path=str(shots / f"known-words-{model}.png"))
+        finally:
+            browser.close()
 
 
 # JS: the switch's track colour, its label's ":on"/":off" suffix, and the page's background.
@@ -88,30 +79,26 @@ def contrast(a: str, b: str) -> float:
     return (hi + 0.05) / (lo + 0.05)
 
 
-def test_leakage_switch_off_is_visible(tmp_path):
+def test_leakage_switch_off_is_visible(tmp_path, app_server):
     """WCAG 2.1 (1.4.11) asks 3:1 for a control's state against its background; the off track was ~1.3:1."""
     from playwright.sync_api import sync_playwright
 
-    proc, url = start("en-fr")
-    try:
-        with sync_playwright() as p:
-            browser = launch(p)
-            try:
-                page = browser.new_page(viewport={"width": 1366, "height": 768})
-                page.goto(f"{url}/Leakage_lab")
-                page.wait_for_selector(".st-key-leak_causal input", timeout=90_000)
-                on = page.evaluate(SWITCH, "leak_causal")
-                assert on["checked"] and on["suffix"] == '": on"'
-                page.locator(".st-key-leak_causal label").click()
-                page.wait_for_function("() => !document.querySelector('.st-key-leak_causal input').checked",
-                                       timeout=60_000)
-                page.wait_for_timeout(500)
-                off = page.evaluate(SWITCH, "leak_causal")
-                assert off["suffix"] == '": off"'
-                assert contrast(off["track"], off["page"]) >= 3.0, off
-                page.screenshot(path=str((ROOT / "assets" if UPDATE else tmp_path) / "leakage-switch-off.png"))
-            finally:
-                browser.close()
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
+    url = app_server(app_env(LENS_DEFAULT_MODEL="en-fr"))
+    with sync_playwright() as p:
+        browser = launch(p)
+        try:
+            page = browser.new_page(viewport={"width": 1366, "height": 768})
+            page.goto(f"{url}/Leakage_lab")
+            page.wait_for_selector(".st-key-leak_causal input", timeout=90_000)
+            on = page.evaluate(SWITCH, "leak_causal")
+            assert on["checked"] and on["suffix"] == '": on"'
+            page.locator(".st-key-leak_causal label").click()
+            page.wait_for_function("() => !document.querySelector('.st-key-leak_causal input').checked",
+                                   timeout=60_000)
+            page.wait_for_timeout(500)
+            off = page.evaluate(SWITCH, "leak_causal")
+            assert off["suffix"] == '": off"'
+            assert contrast(off["track"], off["page"]) >= 3.0, off
+            page.screenshot(path=str((ROOT / "assets" if UPDATE else tmp_path) / "leakage-switch-off.png"))
+        finally:
+            browser.close()

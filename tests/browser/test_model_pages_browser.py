@@ -4,13 +4,13 @@ Alignment and Leakage lab pages (it used to fall back to the default model witho
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import CHROMIUM, browser_page, served
 from tests.fixtures.checkpoints import build_tiny_checkpoint
+from tests.support.browser import CHROMIUM, browser_page
+from tests.support.server import app_env
 
 pytestmark = [
     pytest.mark.browser,
@@ -27,11 +27,8 @@ def folders(tmp_path):
 
 
 @pytest.fixture
-def server(folders):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")} | {"LENS_DEFAULT_MODEL": "en-fr"}
-    env.update(LENS_MODEL_DIRS=str(folders[1]), LENS_ALLOW_ANY_FOLDER="1")
-    with served(env) as (url, _):
-        yield url
+def server(folders, app_server):
+    return app_server(app_env(LENS_DEFAULT_MODEL="en-fr", LENS_MODEL_DIRS=str(folders[1]), LENS_ALLOW_ANY_FOLDER="1"))
 
 
 def test_a_folder_opened_in_single_user_mode_stays_on_every_page(server, folders):

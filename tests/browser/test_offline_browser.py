@@ -17,11 +17,9 @@ from urllib.parse import urlparse
 
 import pytest
 
-from benchmarks.harness import IDLE, launch
-from tests.browser import explore_browser as eb
+from tests.support.browser import IDLE, launch
 
 pytestmark = [pytest.mark.browser]
-server = eb.shipped_server
 
 LOCAL = ("127.0.0.1",)
 PAGES = {  # direct link -> what its first view draws
@@ -39,7 +37,7 @@ def probe_of(url: str) -> bool:
     return path.count("/") == 3 and path.endswith(("/_stcore/health", "/_stcore/host-config"))
 
 
-def test_every_page_works_with_nothing_fetched_from_outside(server):
+def test_every_page_works_with_nothing_fetched_from_outside(shipped_server):
     from playwright.sync_api import sync_playwright
 
     outside, failed, errors, sockets = [], [], [], []
@@ -63,7 +61,7 @@ def test_every_page_works_with_nothing_fetched_from_outside(server):
                     in LOCAL else failed.append((r.failure, r.url)))  # (a page left while a chunk still loads)
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             for link, drawn in PAGES.items():
-                page.goto(server + link)
+                page.goto(shipped_server + link)
                 page.locator(drawn).first.wait_for(timeout=120_000)
                 page.locator(IDLE).wait_for(timeout=120_000)
                 if link.startswith("/?"):  # plotly's chart, the one Explore draws besides ECharts

@@ -11,11 +11,10 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from benchmarks.harness import IDLE, launch
 from tests.browser import explore_browser as eb
+from tests.support.browser import IDLE, launch
 
 pytestmark = [pytest.mark.browser]
-server = eb.shipped_server
 
 # JS: what the main area shows, as text (the page's numbers, tables, chart labels, widget values), and its drawn
 # SVG (Alignment's pictures are SVG of our own, written the same way for the same state)
@@ -76,12 +75,12 @@ def assert_reopens_the_same(link: str, ready: str, shown: dict) -> None:
 
 
 @pytest.mark.parametrize("name", ["Leakage lab", "Alignment", "Heads"])
-def test_moving_to_another_page_keeps_the_model_and_sentence(server, name):
+def test_moving_to_another_page_keeps_the_model_and_sentence(shipped_server, name):
     """Explore on the grammar en-fr (not the first model of the list) with a sentence of its own, then the page's
     link in the sidebar: Streamlit drew the model box there with its first option, everyday-en-fr, and the
     page swapped model and sentence."""
     query = "/?model=en-fr&text=the%20black%20cat%20sat%20.&mode=teacher_forced&target=le%20chat%20noir%20s%27%20assit%20."  # noqa: E501
-    with eb.open_page(server, 1366, 768, query) as page:
+    with eb.open_page(shipped_server, 1366, 768, query) as page:
         settle(page)
         page.get_by_role("link", name=name).click()
         page.wait_for_function(f"() => location.pathname.endsWith({name.replace(' ', '_')!r})", timeout=60_000)
@@ -93,9 +92,9 @@ def test_moving_to_another_page_keeps_the_model_and_sentence(server, name):
         expect(page.locator(".st-key-model input")).to_have_value(re.compile("^en-fr · "))
 
 
-def test_a_leakage_lab_state_opens_the_same_in_a_new_browser(server):
+def test_a_leakage_lab_state_opens_the_same_in_a_new_browser(shipped_server):
     ready = "[data-testid=stPlotlyChart] .main-svg"
-    with eb.open_page(server, 1366, 768) as page:
+    with eb.open_page(shipped_server, 1366, 768) as page:
         before = open_from_explore(page, "Leakage lab", ready)
         page.locator(".st-key-leak_causal label").click()  # the causal mask off
         page.wait_for_function("() => location.search.includes('causal=0')", timeout=60_000)
@@ -109,9 +108,9 @@ def test_a_leakage_lab_state_opens_the_same_in_a_new_browser(server):
     assert_reopens_the_same(link, ready, shown)
 
 
-def test_an_alignment_state_opens_the_same_in_a_new_browser(server):
+def test_an_alignment_state_opens_the_same_in_a_new_browser(shipped_server):
     ready = ".lens-svg svg"
-    with eb.open_page(server, 1366, 768) as page:
+    with eb.open_page(shipped_server, 1366, 768) as page:
         before = open_from_explore(page, "Alignment", ready)
         pick(page, "align_reading", "Shift-aware (row where the word is the input)")
         pick(page, "align_layer", "2")
@@ -123,9 +122,9 @@ def test_an_alignment_state_opens_the_same_in_a_new_browser(server):
     assert_reopens_the_same(link, ready, shown)
 
 
-def test_a_heads_state_opens_the_same_in_a_new_browser(server):
+def test_a_heads_state_opens_the_same_in_a_new_browser(shipped_server):
     ready = ".st-key-heads_rank button"
-    with eb.open_page(server, 1366, 768) as page:
+    with eb.open_page(shipped_server, 1366, 768) as page:
         open_from_explore(page, "Heads", ready)
         page.locator(".st-key-heads_n input[type=range]").press("ArrowRight")  # 50 -> 100 test pairs
         page.wait_for_function("() => location.search.includes('n=100')", timeout=60_000)

@@ -9,12 +9,11 @@ from urllib.parse import quote
 
 import pytest
 
-from benchmarks.harness import CHIPS, DRAWN, IDLE, ROW_SHOWN, launch
 from tests.browser import explore_browser as eb
 from tests.browser.explore_browser import open_page, overlapping
+from tests.support.browser import CHIPS, DRAWN, IDLE, ROW_SHOWN, launch
 
 pytestmark = [pytest.mark.browser]
-server = eb.shipped_server
 
 SENTENCES = {5: "the cat sat .", 15: "the black cat sat on the mat near the bank of the river .",
              30: "the dog sat near the bank of the river . the black cat sat on the mat . the man found the bank . "
@@ -41,11 +40,11 @@ MEASURE = """() => {
 
 @pytest.mark.parametrize("present", [False, True], ids=["normal", "presenter"])
 @pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)], ids=["1366", "1920"])
-def test_one_head_fills_its_column_and_no_tick_labels_overlap(server, size, present):
+def test_one_head_fills_its_column_and_no_tick_labels_overlap(shipped_server, size, present):
     for n, text in SENTENCES.items():
         query = (f"/?text={quote(text)}&mode=greedy&kind=cross&view=head&layer=1&head=1&step=99"
                  + ("&present=1" if present else ""))
-        with open_page(server, *size, query=query) as page:
+        with open_page(shipped_server, *size, query=query) as page:
             page.locator(IDLE).wait_for(timeout=60_000)
             page.wait_for_function("""() => { const el = document.querySelector(
                 '.st-key-attention [data-testid=stEChartsChart]'); return el && el.querySelector('svg path'); }""",
@@ -58,11 +57,11 @@ def test_one_head_fills_its_column_and_no_tick_labels_overlap(server, size, pres
             assert not overlapping(got["labels"]), (n, overlapping(got["labels"])[:5])
 
 
-def test_keyboard_stepping_survives_clicks_on_toggles(server):
+def test_keyboard_stepping_survives_clicks_on_toggles(shipped_server):
     """Failed before its fix (run 2026-12-04 against 33be7a0 with only the key listener of 0ec0446^ restored,
     served from a git worktree; 0ec0446^ itself cannot serve Explore: ModuleNotFoundError model.analysis.lens):
     after the click on "Decoder", ArrowRight did not step (row 1 never drawn, 30 s timeout)."""
-    with open_page(server, 1366, 768, query="/?text=the%20black%20cat%20sat%20.&step=1") as page:
+    with open_page(shipped_server, 1366, 768, query="/?text=the%20black%20cat%20sat%20.&step=1") as page:
         page.wait_for_function(ROW_SHOWN, arg=[0], timeout=60_000)
         page.locator(".st-key-kind button", has_text="Decoder").click()
         page.wait_for_function("() => location.search.includes('kind=dec')", timeout=60_000)  # its rerun is done
@@ -79,10 +78,10 @@ def test_keyboard_stepping_survives_clicks_on_toggles(server):
         page.wait_for_function(ROW_SHOWN, arg=[1], timeout=30_000)
 
 
-def test_a_copied_link_reproduces_reading_forced_token_and_heads_off(server):
+def test_a_copied_link_reproduces_reading_forced_token_and_heads_off(shipped_server):
     from playwright.sync_api import sync_playwright
 
-    with open_page(server, 1366, 768, query="/?text=the%20cat%20sat%20.&step=2&view=head") as page:
+    with open_page(shipped_server, 1366, 768, query="/?text=the%20cat%20sat%20.&step=2&view=head") as page:
         page.wait_for_function(ROW_SHOWN, arg=[1], timeout=60_000)
         box = page.locator(".st-key-force_choice input")  # type a word outside the top candidates
         box.click()
@@ -118,14 +117,14 @@ def test_a_copied_link_reproduces_reading_forced_token_and_heads_off(server):
             browser.close()
 
 
-def test_heads_opens_exactly_the_clicked_head_on_a_first_visit(server):
+def test_heads_opens_exactly_the_clicked_head_on_a_first_visit(shipped_server):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
         browser = launch(p)
         try:
             page = browser.new_page(viewport={"width": 1366, "height": 768})
-            page.goto(server + "/Heads?model=en-fr&data=file")  # two pairs of your own: ranked in seconds
+            page.goto(shipped_server + "/Heads?model=en-fr&data=file")  # two pairs of your own: ranked in seconds
             page.locator("[data-testid=stFileUploaderDropzoneInput]").set_input_files(files=[{
                 "name": "pairs.tsv", "mimeType": "text/tab-separated-values",
                 "buffer": b"the cat sat .\tle chat s' assit .\nthe black dog sat .\tle chien noir s' assit .\n"}])
@@ -154,9 +153,9 @@ TOUR_SEEN = """() => { const box = document.querySelector('.st-key-tour').getBou
           bottom: Math.max(...cells.map(c => c.bottom)), height: innerHeight}; }"""
 
 
-def test_each_tour_stop_on_explore_shows_its_picture_with_its_text_at_1366(server):
+def test_each_tour_stop_on_explore_shows_its_picture_with_its_text_at_1366(shipped_server):
     """Stop 4 (the causal mask, teacher forcing: one more input row) drew its map mostly below the fold."""
-    with open_page(server, 1366, 768) as page:
+    with open_page(shipped_server, 1366, 768) as page:
         for stop in eb.tour_stops(page, 4):
             page.wait_for_timeout(500)  # the scroll runs once the page is idle
             seen = page.evaluate(TOUR_SEEN)
@@ -183,12 +182,12 @@ PANELS = """() => {
 
 
 @pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)], ids=["1366", "1920"])
-def test_a_one_row_mean_view_reads_as_a_picture(server, size):
+def test_a_one_row_mean_view_reads_as_a_picture(shipped_server, size):
     """Step 1's maps have one row: the mean view's panels were 280 x 72 px strips at 1920 x 1080 (decoder
     self-attention: one cell). Each panel is now at least 0.4 of its width tall."""
     for kind in ("cross", "dec"):
         query = f"/?text=the%20black%20cat%20sat%20.&mode=greedy&kind={kind}&view=mean&step=1"
-        with open_page(server, *size, query=query) as page:
+        with open_page(shipped_server, *size, query=query) as page:
             page.wait_for_function(ROW_SHOWN, arg=[0], timeout=60_000)
             page.locator(IDLE).wait_for(timeout=60_000)
             panels = page.evaluate(PANELS)

@@ -4,19 +4,12 @@ tests/browser/test_explore_screenshots.py and the other LENS_UPDATE_SCREENSHOT=1
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import (
-    ATTENTION,
-    CHIPS,
-    CHROMIUM,
-    ROW_SHOWN,
-    launch,
-    served,
-)
+from tests.support.browser import ATTENTION, CHIPS, CHROMIUM, ROW_SHOWN, launch
+from tests.support.server import app_env
 
 pytestmark = [
     pytest.mark.browser,
@@ -25,10 +18,8 @@ pytestmark = [
 
 
 @pytest.fixture
-def server(tiny_ckpt):
-    env = dict(os.environ) | {"LENS_MODEL_DIRS": str(tiny_ckpt), "LENS_DEFAULT_MODEL": tiny_ckpt.name}
-    with served(env) as (url, _):
-        yield url
+def server(tiny_ckpt, app_server):
+    return app_server(app_env(tiny_ckpt, LENS_WARMUP="0"))
 
 
 def test_step_three_tokens_and_screenshot(server, tmp_path):

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from attention_lens.model.engine import DecodeOptions, load_engine
 
-from tests.browser.explore_browser import shipped_server  # noqa: F401  (a fixture)
 from tests.fixtures.checkpoints import shipped_checkpoint
+from tests.support.browser import browser_page
 
 pytestmark = pytest.mark.browser
 
@@ -30,8 +30,6 @@ def engine():
 
 
 def open_explore(url: str, query: str, width: int = 1366, height: int = 768):
-    from benchmarks.harness import browser_page
-
     return browser_page(url + query, width, height, device_scale_factor=1)
 
 
@@ -54,7 +52,7 @@ def query(mode: str, kind: str, text: str = SENTENCE, target: str | None = None,
 
 
 @pytest.mark.parametrize("mode", ["greedy", "beam", "teacher_forced"])
-def test_every_step_draws_the_traces_row(shipped_server, engine, mode):  # noqa: F811
+def test_every_step_draws_the_traces_row(shipped_server, engine, mode):
     target = "le vieux voiture fatigué rit sur le chat ." if mode == "teacher_forced" else None
     trace = engine.trace(SENTENCE, target, options=DecodeOptions(mode=mode, beam_size=4))
     shown = trace.beams[0] if mode == "beam" and trace.beams else trace
@@ -80,7 +78,7 @@ def test_every_step_draws_the_traces_row(shipped_server, engine, mode):  # noqa:
                     np.testing.assert_allclose(seen[allowed], want[:keys][allowed], atol=F16_ERROR)
 
 
-def test_twenty_steps_send_nothing_to_the_server(shipped_server):  # noqa: F811
+def test_twenty_steps_send_nothing_to_the_server(shipped_server):
     with open_explore(shipped_server, query("greedy", "cross", text=FIFTEEN)) as page:
         sent = []
         page.on("websocket", lambda ws: ws.on("framesent", lambda f: sent.append(time.monotonic())))
@@ -100,7 +98,7 @@ def test_twenty_steps_send_nothing_to_the_server(shipped_server):  # noqa: F811
         assert len(sent) - before == 0  # not one message: no script run, no widget value
 
 
-def test_url_copy_link_and_export_follow_the_step(shipped_server):  # noqa: F811
+def test_url_copy_link_and_export_follow_the_step(shipped_server):
     with open_explore(shipped_server, query("greedy", "cross")) as page:
         ready(page, 1)
         page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", timeout=60_000)
@@ -125,7 +123,7 @@ def test_url_copy_link_and_export_follow_the_step(shipped_server):  # noqa: F811
         assert "-step5" in dl.value.suggested_filename
 
 
-def test_keys_step_after_clicking_a_toggle(shipped_server):  # noqa: F811
+def test_keys_step_after_clicking_a_toggle(shipped_server):
     with open_explore(shipped_server, query("greedy", "cross")) as page:
         ready(page, 1)
         page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", timeout=60_000)
@@ -141,7 +139,7 @@ def test_keys_step_after_clicking_a_toggle(shipped_server):  # noqa: F811
         ready(page, int(m))
 
 
-def test_labels_readable_on_a_projector(shipped_server):  # noqa: F811
+def test_labels_readable_on_a_projector(shipped_server):
     """Every row and column of a 15-word sentence labelled, at 12 px or more (one head); presenter mode 18 px
     or more, its input boxes too; all of it larger on a 1920-wide screen."""
     sizes = {}
@@ -167,7 +165,7 @@ def test_labels_readable_on_a_projector(shipped_server):  # noqa: F811
     assert sizes[(1920, 0)] > sizes[(1366, 0)] and sizes[(1920, 1)] > sizes[(1366, 1)]
 
 
-def test_the_current_row_stays_in_view(shipped_server):  # noqa: F811
+def test_the_current_row_stays_in_view(shipped_server):
     with open_explore(shipped_server, query("greedy", "dec", text=FIFTEEN + " " + FIFTEEN, view="head")) as page:
         ready(page, 1)
         m = int(page.locator(STEPPER).get_attribute("data-m"))
@@ -179,7 +177,7 @@ def test_the_current_row_stays_in_view(shipped_server):  # noqa: F811
             assert box and box["y"] >= 0 and box["y"] + box["height"] <= 768 + 1, step
 
 
-def test_only_forced_tokens_look_forced(shipped_server, engine):  # noqa: F811
+def test_only_forced_tokens_look_forced(shipped_server, engine):
     plain = engine.trace(SENTENCE)
     other = next(tok for tok, _ in plain.steps[2].top_k if tok != plain.steps[2].token)
     forced = [plain.steps[0].id, plain.steps[1].id, engine.piece_to_id(other)]
@@ -191,7 +189,7 @@ def test_only_forced_tokens_look_forced(shipped_server, engine):  # noqa: F811
         assert marked == [False, False, True]
 
 
-def test_no_script_error_on_coming_back_to_explore(shipped_server):  # noqa: F811
+def test_no_script_error_on_coming_back_to_explore(shipped_server):
     with open_explore(shipped_server, query("greedy", "cross")) as page:
         errors = []
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
