@@ -1,0 +1,67 @@
+"""How much of a supervised head's Hansards gap is the way the text is written: the model's test pairs as people
+type them against the same pairs written as the Hansards gold file writes its sentences (lowercased, tokenised,
+French elisions and contractions written out), each scored against a statistical aligner's links of that form.
+
+    .venv/bin/python reports/written_form_gap.py --model checkpoints/everyday-en-fr-aligned [--backend eflomal]
+
+The aligner is trained on the whole Tatoeba file of the model's card in each form (its links of the test pairs
+are the reference); the model is teacher-forced on the test pairs (model.analysis.alignment.run_alignment) and
+its card's supervised method scored. English is lowercased and tokenised; French also has `l'` -> `le `, `du`
+-> `de le`, and so on. A rough measure: the reference links change with the writing too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+
+from attention_lens.model.aligner import align_pairs, default_backend
+from attention_lens.model.analysis.alignment import format_pharaoh, run_alignment
+from attention_lens.model.corpora import Example, read_tsv
+from attention_lens.model.corpora.grouped_split import PROJECT, split_by_sentence
+from attention_lens.model.engine.loader import load_engine
+
+ELIDED = {"l": "le", "d": "de", "j": "je", "n": "ne", "qu": "que", "s": "se", "c": "ce", "m": "me", "t": "te",
+          "jusqu": "jusque", "lorsqu": "lorsque", "puisqu": "puisque"}
+CONTRACTED = {"du": "de le", "au": "à le", "aux": "à les", "des": "de les"}
+TOKEN = re.compile(r"\w+(?:-\w+)*|[^\w\s]", re.UNICODE)
+
+
+def gold_form(text: str, french: bool) -> str:
+    """`L'homme n'a pas vu.` -> `le homme ne a pas vu .` (French); `Don't go!` -> `don ' t go !`."""
+    text = text.lower().replace("\u2019", "'")
+    if french:
+        text = re.sub(r"\b(" + "|".join(ELIDED) + r")'", lambda m: ELIDED[m.group(1)] + " ", text)
+    words = TOKEN.findall(text)
+    if french:
+        words = [w for word in words for w in CONTRACTED.get(word, word).split()]
+    return " ".join(words)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--model", required=True)
+    p.add_argument("--backend", default=None, help="aligner backend (default: eflomal when installed)")
+    args = p.parse_args(argv)
+    engine = load_engine(args.model)
+    card = engine.card
+    method = card["guided_alignment"]["method"]
+    rows = [(e.source, e.target) for e in read_tsv(PROJECT / card["data"])]
+    test = set(split_by_sentence(rows, int(card.get("seed", 0)))["test"])
+    src_fr, tgt_fr = card["pair"].split("-")[0] == "fr", card["pair"].split("-")[1] == "fr"
+    out = {"model": args.model, "method": method, "backend": args.backend or default_backend()}
+    for form in ("typed", "gold-form"):
+        pairs = rows if form == "typed" else [(gold_form(s, src_fr), gold_form(t, tgt_fr)) for s, t in rows]
+        links = align_pairs(pairs, args.backend)
+        gold = [Example(s, t, format_pharaoh(lk)) for (s, t), row, lk in zip(pairs, rows, links)
+                if row in test and lk]
+        summary = run_alignment(engine, gold, method, progress=False, keep_links=False).summary()
+        out[form] = {k: summary[k] for k in ("aer", "precision", "recall", "n_scored")}
+        print(form, json.dumps(out[form]), flush=True)
+    print(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
