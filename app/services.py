@@ -203,6 +203,35 @@ def head_ranking_on(model_key: str, pairs: tuple[tuple[str, str], ...]) -> dict[
     return rank_heads(get_engine(model_key), [s for s, _ in pairs], [t for _, t in pairs], progress=False)
 
 
+# Uploads are capped by size, not by lines: a file up to this many bytes is read as a stream (upload_pairs), so what
+# a page holds grows with the pairs it keeps, never with a copy of the text. The pages state the cap.
+UPLOAD_MAX_BYTES = 8 * 1024 * 1024
+UPLOAD_CAP_TEXT = "at most 8 MB"
+
+
+def upload_size_problem(name: str, size: int) -> str | None:
+    """One sentence when an upload is over UPLOAD_MAX_BYTES, naming the command that reads a file of any size."""
+    if size <= UPLOAD_MAX_BYTES:
+        return None
+    return (f"{name} is {size / 1024 / 1024:.1f} MB; this page reads files of {UPLOAD_CAP_TEXT}. "
+            "`attention-lens align` / `heads` / `eval --data FILE.tsv` read a file of any size (--shard K/N splits "
+            "it).")
+
+
+def upload_pairs(data: bytes) -> tuple[list[Example], list[str]]:
+    """The pairs of an uploaded file, read line by line (model.engine.stream.read_lines over its bytes), and the
+    problems, each naming its line. Blank lines are skipped."""
+    from attention_lens.model.engine.stream import BadLine, read_lines
+
+    examples, problems = [], []
+    for item in read_lines(data):
+        if isinstance(item, BadLine):
+            problems.append(f"line {item.number}: {item.reason}")
+        else:
+            examples.append(Example(item.source, item.target, item.gold))
+    return examples, problems
+
+
 @st.cache_data(max_entries=8, show_spinner="Aligning your file with every head…")
 def uploaded_alignment(model_key: str, tsv_text: str) -> alignment.UploadReport:
     """A user's checked test file (alignment.parse_tsv found no problem) aligned by every method."""

@@ -83,7 +83,9 @@ class BadLine:
     reason: str
 
 
-def _open_bytes(path: str) -> Any:
+def _open_bytes(path: str | bytes) -> Any:
+    if isinstance(path, bytes):  # a file already in memory (an upload): read as a stream all the same
+        return io.BytesIO(path)
     if path == "-":
         return getattr(sys.stdin, "buffer", None) or io.BytesIO(sys.stdin.read().encode("utf-8"))
     if not os.path.isfile(path):
@@ -91,7 +93,7 @@ def _open_bytes(path: str) -> Any:
     return gzip.open(path, "rb") if str(path).endswith(".gz") else open(path, "rb")
 
 
-def count_lines(path: str) -> int | None:
+def count_lines(path: str | bytes) -> int | None:
     """Physical lines of a file (a last line without its line break counted), read in 1 MiB blocks; None for
     standard input (it can be read once only)."""
     if path == "-":
@@ -104,14 +106,14 @@ def count_lines(path: str) -> int | None:
     return n + (last != b"\n")
 
 
-def read_lines(path: str, shard: Shard = Shard(), need_target: bool = True, strict: bool = False
+def read_lines(path: str | bytes, shard: Shard = Shard(), need_target: bool = True, strict: bool = False
                ) -> Iterator[Line | BadLine]:
-    """The lines of `path` that `shard` holds, lazily: blank lines skipped, each other line a Line or, when
-    parse_line refuses it or it is not UTF-8, a BadLine with the reason (strict: ValueError naming the file and
-    line instead, as model.corpora.read_tsv does)."""
+    """The lines of `path` (a file name, `-`, or a file's bytes already in memory) that `shard` holds, lazily:
+    blank lines skipped, each other line a Line or, when parse_line refuses it or it is not UTF-8, a BadLine with
+    the reason (strict: ValueError naming the file and line instead, as model.corpora.read_tsv does)."""
     from attention_lens.model.corpora.example import parse_line
 
-    name = "standard input" if path == "-" else path
+    name = "the upload" if isinstance(path, bytes) else "standard input" if path == "-" else path
     f = _open_bytes(path)
     try:
         for number, raw in enumerate(f, start=1):

@@ -99,3 +99,9 @@ def test_stream_holds_a_bounded_window(tmp_path, monkeypatch):
 def test_auto_batch_size_is_bounded():
     assert auto_batch_size(1) == 256
     assert auto_batch_size(10 ** 15) == 1
+
+
+def test_an_upload_in_memory_streams_like_a_file():
+    items = list(read_lines(b"a\tb\n\nonly\nc\td\t0-0\n"))
+    assert items[0] == Line(1, "a", "b") and items[2] == Line(4, "c", "d", "0-0")
+    assert isinstance(items[1], BadLine) and items[1].number == 3
