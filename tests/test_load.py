@@ -60,7 +60,7 @@ def test_the_load_tests_click_has_the_fields_of_a_real_chromium_click():
             msg = s.rerun_message(trigger=explore_view(s.page).next)
             click, why = await click_verified(s)  # and the server accepts it as a step
             assert why is None, why
-            # Issue 31: the closed export, link and cache panels are not redrawn (before: 86 messages, 42 blocks)
+            # The closed export, link and cache panels are not redrawn (before: 86 messages, 42 blocks)
             assert click.run.messages <= 70 and click.run.blocks <= 36, (click.run.messages, click.run.blocks)
             return json_format.MessageToDict(msg), len(msg.SerializeToString())
         finally:

@@ -1,4 +1,4 @@
-"""Alignment read off norm-weighted and rollout cross-attention (issue 14): method names, and the links equal
+"""Alignment read off norm-weighted and rollout cross-attention: method names, and the links equal
 those extracted by hand from the Trace's contributions."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The causality probe (model/analysis/probe.py) and `python -m model probe`, on the tiny random checkpoint; with the
-shipped checkpoints present, the issue's figures on the real models."""
+shipped checkpoints present, their figures on the real models."""
 
 from __future__ import annotations
 
@@ -119,7 +119,7 @@ def test_cli_empty_text_exits_2(tiny_ckpt, capsys):
     assert capsys.readouterr().err.startswith("error: ")
 
 
-# ---- the shipped models (issue 5's figures, with margins) ----------------------------------------------------
+# ---- the shipped models (their figures, with margins) --------------------------------------------------------
 @pytest.fixture(scope="module")
 def test_pairs():
     return first_test_examples("en-fr", 48)

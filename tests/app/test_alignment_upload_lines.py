@@ -1,4 +1,4 @@
-"""Issue 27, the Alignment page's upload: the download keeps the file's line numbers (a blank line or a sentence
+"""The Alignment page's upload: the download keeps the file's line numbers (a blank line or a sentence
 that cannot be aligned is an empty line), natural text is aligned on its own words, and one method name is used
 by the ranking, the download's label and its file name."""
 

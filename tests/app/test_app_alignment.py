@@ -40,7 +40,7 @@ def test_page_loads_with_preset_gold(app):
     assert len([r for r in matrix.iter(f"{NS}rect") if r.find(f"{NS}title") is not None]) == 5 * 4  # target x source
     marks = set(texts(matrix))
     assert "sure gold" in marks and marks & {"predicted · sure gold (hit)", "predicted · not in gold"}
-    assert not app.get("echarts_chart")  # the page loads no chart library's code at all (issue 16)
+    assert not app.get("echarts_chart")  # the page loads no chart library's code at all
     assert not app.radio and not app.toggle and not app.get("button_group")  # nor radio, toggle, segmented code
     assert not app.get("plotly_chart")  # the page loads no plotly code
     grid = next(h.value for h in app.html if "class='lens-aer'" in h.value)  # HTML, not a chart

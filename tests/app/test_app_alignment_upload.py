@@ -1,4 +1,4 @@
-"""The Alignment page's own test file (issue 17): upload a TSV with gold and the heads are ranked and the best
+"""The Alignment page's upload: upload a TSV with gold and the heads are ranked and the best
 head and method named; a click on a ranked head opens it; without gold the heads' agreement is shown; a
 malformed file is refused naming its bad lines, and nothing else on the page breaks; links download as
 Pharaoh."""

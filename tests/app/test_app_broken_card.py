@@ -1,5 +1,5 @@
-"""Issue 29's must-show "the new broken variant's card: teacher-forced accuracy and free-running chrF against the
-healthy model", in Broken models under AppTest: one column per model in order, each with its own card's
+"""Each broken variant's card (teacher-forced accuracy and free-running chrF) against the healthy model's, in
+Broken models under AppTest: one column per model in order, each with its own card's
 teacher-forced accuracy and free-running chrF, the no-scaling model's beside the healthy en-fr's; a share of
 100% reads "100%" (four columns at 1366 px cut "100.0%" to "100.…": assets/broken-models-1366.png)."""
 

@@ -1,4 +1,4 @@
-"""The Compare page (issue 30) under AppTest: a run compared with itself differs nowhere; a link opens both
+"""The Compare page under AppTest: a run compared with itself differs nowhere; a link opens both
 sides, the view and the step exactly, and the difference is A - B over the matching tokens."""
 
 from __future__ import annotations

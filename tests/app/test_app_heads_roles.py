@@ -1,4 +1,4 @@
-"""The Heads page's roles beside the ablation ranking (issue 30) under AppTest: one table per kind, the very
+"""The Heads page's roles beside the ablation ranking under AppTest: one table per kind, the very
 roles model.analysis.head_roles names over the same test pairs, and the rule stated on the page."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 15's Leakage lab defects under AppTest, on the shipped models: the broken-models view never feeds the
+"""The Leakage lab's broken-models view under AppTest, on the shipped models: it never feeds the
 en-fr trio a sentence of another language."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The model stays the same on every page (issue 17), including a folder typed in single-user mode; a model
+"""The model stays the same on every page, including a folder typed in single-user mode; a model
 that cannot be opened is explained in the main area, with what to do; the sidebar shows the card's
 `test_metrics`."""
 

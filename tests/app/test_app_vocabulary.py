@@ -1,4 +1,4 @@
-"""Vocabulary honesty on the pages (issue 13): the unknown-word notice next to the source box and the
+"""Vocabulary honesty on the pages: the unknown-word notice next to the source box and the
 "words this model knows" panel, on the shipped models."""
 
 from __future__ import annotations

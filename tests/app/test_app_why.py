@@ -1,4 +1,4 @@
-"""Explore's "why this token" panel (issue 30) under AppTest: off by default; the logit lens table and the
+"""Explore's "why this token" panel under AppTest: off by default; the logit lens table and the
 gradient saliency row show the cached run's own lens and saliency objects at the step."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The beam table (issue 15): finished hypotheses, the winner among them, are listed with their own
+"""The beam table: finished hypotheses, the winner among them, are listed with their own
 log-probability; once the search has stopped, no live continuation past the final `.` is."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Explore's export, share and key-value cache panels are drawn only while open (issue 31: a Next click redrew
+"""Explore's export, share and key-value cache panels are drawn only while open (a Next click redrew
 their buttons, link and drawing on every step), and open they work as before and stay open while stepping."""
 
 from __future__ import annotations

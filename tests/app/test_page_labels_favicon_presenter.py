@@ -1,4 +1,4 @@
-"""Issue 27's smaller defects under AppTest on the shipped en-fr model: step buttons named in words, a favicon
+"""Small page details under AppTest on the shipped en-fr model: step buttons named in words, a favicon
 served by this server, the Heads page's count and axes, the "switch this head off" chart's labels, presenter
 mode the same however it is entered, and the tour's Leakage lab stops shown on the Leakage lab."""
 

@@ -1,4 +1,4 @@
-"""Issue 27: the Leakage lab, Alignment and Heads pages keep their state in the URL (a link reproduces the page),
+"""The Leakage lab, Alignment and Heads pages keep their state in the URL (a link reproduces the page),
 under AppTest on the shipped models. AppTest starts on Explore; a link to another page is opened by putting its
 query parameters in place and switching to the page before that page has run in the session."""
 

@@ -1,4 +1,4 @@
-"""Issue 27: the attention picture sized to its space (app/render/echarts.py). The one-head map takes most of its
+"""The attention picture sized to its space (app/render/echarts.py). The one-head map takes most of its
 column's width and its rows about a cell's width; labels are sized or thinned so that no two overlap, in
 normal and presenter mode; panels' titles are cut to their panel's width. (tests/browser/test_picture_browser.py
 measures the same in Chromium at 1366 x 768 and 1920 x 1080.)"""

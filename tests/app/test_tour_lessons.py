@@ -1,4 +1,4 @@
-"""The tour's two stops of issue 29 under AppTest on the shipped en-fr model: training against inference (the
+"""Two of the tour's stops under AppTest on the shipped en-fr model: training against inference (the
 Leakage lab names the step where the prefixes part) and the key-value cache (Explore opens the cache panel)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""app/warmup.py: the first-time costs (issue 27) are paid by a background thread once per server, and can be
+"""app/warmup.py: the first-time costs are paid by a background thread once per server, and can be
 switched off (LENS_WARMUP=0, as the test suite does)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Compare page (issue 30) in a real browser: a comparison link opened in a new browser context (no session,
+"""The Compare page in a real browser: a comparison link opened in a new browser context (no session,
 no history) reproduces both sides, the view and the step, and writes the same parameters back."""
 
 from __future__ import annotations

@@ -45,8 +45,8 @@ def test_a_new_visitor_types_a_question_and_reads_french(visitor_server, tmp_pat
         page.screenshot(path=str(out))
 
 
-# A 25-word sentence as a student types it (issue 26: "a 25-word everyday sentence stays readable in the grid, the
-# one-head view and the mean view at 1366 x 768 and 1920 x 1080").
+# A 25-word sentence as a student types it: it stays readable in the grid, the one-head view and the mean view at
+# 1366 x 768 and 1920 x 1080.
 LONG = ("When I was a child, my grandmother told me stories about the big old house near the river where she "
         "grew up many years ago.")
 # JS: per attention chart on the page, the boxes of its visible tick labels (texts that start with a position,

@@ -1,4 +1,4 @@
-"""Single-user mode in a real browser (issue 17): a folder opened on Explore is still the model on the
+"""Single-user mode in a real browser: a folder opened on Explore is still the model on the
 Alignment and Leakage lab pages (it used to fall back to the default model without a word)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Nothing is fetched from outside the machine (issue 27): in Chromium, every request that does not go to the
+"""Nothing is fetched from outside the machine: in Chromium, every request that does not go to the
 app's own server (127.0.0.1) is recorded and refused, then each page is opened from a direct link and used a
 little (Explore: a head switched off, whose chart is plotly's; the Leakage lab's first plots; Alignment's drawings;
 Heads; Compare). Not one such request may be attempted, and no page may log a failed load other than the one

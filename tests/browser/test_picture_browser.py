@@ -1,4 +1,4 @@
-"""Issue 27 in Chromium on the shipped en-fr model: the one-head picture fills its column and no two tick labels
+"""In Chromium on the shipped en-fr model: the one-head picture fills its column and no two tick labels
 overlap (5-, 15- and 30-token sentences, 1366 x 768 and 1920 x 1080, normal and presenter mode); keyboard
 stepping survives clicks on toggles; a link copied from "Copy link" reproduces a reading, a forced token and a
 switched-off head in a new browser; Heads opens the clicked head on a first visit."""
@@ -58,9 +58,8 @@ def test_one_head_fills_its_column_and_no_tick_labels_overlap(shipped_server, si
 
 
 def test_keyboard_stepping_survives_clicks_on_toggles(shipped_server):
-    """Failed before its fix (run 2026-12-04 against 33be7a0 with only the key listener of 0ec0446^ restored,
-    served from a git worktree; 0ec0446^ itself cannot serve Explore: ModuleNotFoundError model.analysis.lens):
-    after the click on "Decoder", ArrowRight did not step (row 1 never drawn, 30 s timeout)."""
+    """Arrow keys still step after a click on a toggle (with the previous key listener, after the click on
+    "Decoder" ArrowRight did not step: row 1 was never drawn)."""
     with open_page(shipped_server, 1366, 768, query="/?text=the%20black%20cat%20sat%20.&step=1") as page:
         page.wait_for_function(ROW_SHOWN, arg=[0], timeout=60_000)
         page.locator(".st-key-kind button", has_text="Decoder").click()

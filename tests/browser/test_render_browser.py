@@ -1,5 +1,5 @@
 """Figures drawn by plotly.js in Chromium (no server: each figure as a static HTML page), measured in the page:
-the grid's colour bar in the mean view and at step 1 (issue 15: it collapsed, its tick labels overlapped) and
+the grid's colour bar in the mean view and at step 1 (it collapsed, its tick labels overlapped) and
 the Leakage lab's "Per row" chart (its legend overlapped its title)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 13: the generator produces the construction combinations docs/corpus.md allows (negation, tense,
+"""The generator produces the construction combinations docs/corpus.md allows (negation, tense,
 objects and place phrases inside relative clauses; relatives on objects; relatives and `because` inside
 each other), with valid gold links, and the combination splits hold them out of train."""
 

@@ -1,5 +1,5 @@
 """The shipped healthy models translate exactly a fixed list of sentences written by hand from docs/corpus.md
-(tests/data/handwritten.tsv), at least five for each construction combination of issue 13."""
+(tests/data/handwritten.tsv), at least five for each construction combination docs/corpus.md allows."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The shipped checkpoints do what issue 3 promises: the references' examples, the cards' figures."""
+"""The shipped checkpoints do what their cards and docs/models.md promise: the references' examples, the cards' figures."""
 
 from __future__ import annotations
 
@@ -67,8 +67,8 @@ def test_every_shipped_model_is_deep_enough_to_see_heads_differ_and_small(name):
 
 
 def test_the_no_scaling_model_runs_unscaled_and_its_attention_is_near_one_hot():
-    """Trained without 1/sqrt(d_k) (issue 29): it still translates the references' examples, but every kind of
-    attention is far peakier than the healthy model's (measured on the first 100 test pairs, 2026-12-04: mean row
+    """Trained without 1/sqrt(d_k): it still translates the references' examples, but every kind of
+    attention is far peakier than the healthy model's (measured on the first 100 test pairs: mean row
     entropy 0.08 / 0.02 / 0.17 nats encoder / decoder / cross against 1.74 / 0.83 / 0.90)."""
     from attention_lens.model.analysis.bug_meters import sharpness
 

@@ -2,7 +2,7 @@
 
 de-en's source vocabulary is larger than its target one, so reading source ids with the target tokenizer
 crashed on any German word outside the corpus ("Ich liebe dich." -> `token id 779 is outside the
-vocabulary`), in the CLI and in the app (issue 12). en-fr's is smaller, so it showed no crash, but the same
+vocabulary`), in the CLI and in the app. en-fr's is smaller, so it showed no crash, but the same
 rule must hold there.
 """
 
@@ -38,6 +38,6 @@ def test_cli_traces_german_words_outside_the_corpus(tmp_path):
                            "--text", "Ich liebe dich.", "--out", str(out)], cwd=ROOT, capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    # the shipped de-en's vocabulary (retrained 2026-12-03) splits the words it does not know into pieces
+    # the shipped de-en's vocabulary splits the words it does not know into pieces
     assert json.loads(out.read_text(encoding="utf-8"))["source_tokens"] == [
         "▁", "ich", "▁lie", "be", "▁d", "ich", "▁.", "</s>"]

@@ -1,4 +1,4 @@
-"""Vocabulary honesty (issue 13): words a model never saw are found before decoding and named in the Trace's
+"""Vocabulary honesty: words a model never saw are found before decoding and named in the Trace's
 `options.warnings` and on the CLI's stderr; the lexicon offered to students holds only words the model knows."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The three bug switches of issue 29 as arguments of `python -m model trace` (model/cli), like --no-causal-mask
+"""The three bug switches as arguments of `python -m model trace` (model/cli), like --no-causal-mask
 and --no-shift: each reaches the run, the written Trace shows what the bug computes, a line on stderr measures
 it, the swapped cross-attention's error on unequal lengths is one line (no traceback), and a Hugging Face model
 refuses every switch with its reason."""

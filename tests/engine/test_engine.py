@@ -1,4 +1,4 @@
-"""The invariants that make the pictures true (issue 2, docs/formats.md)."""
+"""The invariants that make the pictures true (docs/formats.md)."""
 
 from __future__ import annotations
 

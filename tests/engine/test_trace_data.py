@@ -1,4 +1,4 @@
-"""`trace --data FILE.tsv --out DIR` and `--text -` (docs/formats.md, issue 17): one trace per line,
+"""`trace --data FILE.tsv --out DIR` and `--text -` (docs/formats.md): one trace per line,
 batched, bad lines reported by number with the good ones still traced, standard input read."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Models of the size people really use (issue 17). The quick test builds opus-mt's architecture (6 + 6
+"""Models of the size people really use. The quick test builds opus-mt's architecture (6 + 6
 layers, 8 heads, d_model 512, d_ff 2048) with a small vocabulary and opens and steps it in the app; the slow
 ones use the full-size cached models (58k-vocabulary Marian, t5-small-sized T5; built once, minutes). At this size
 Explore opens on the mean of the heads (one panel) instead of the 48-panel grid, which stays one click away."""

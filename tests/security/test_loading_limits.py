@@ -1,4 +1,4 @@
-"""Loading that cannot be turned against the server (issue 17): a folder whose config.json claims a model far
+"""Loading that cannot be turned against the server: a folder whose config.json claims a model far
 beyond memory, or disagrees with its weights in any way, is refused before the model is allocated, in plain
 words naming the disagreement or the limit. The big cases run in a child process whose peak RSS is measured
 (and whose address space is capped, so that a regression fails the test instead of the machine)."""
@@ -90,7 +90,7 @@ def test_a_100_gb_config_is_refused_fast_and_small(which, request):
     assert result["outcome"].startswith("refused: "), result
     assert "GB as float32" in result["outcome"] and ENV_MAX_MB in result["outcome"], result
     assert result["seconds"] < 2.0, result
-    # The process never grows past 1 GB, libraries included (the issue's bound).
+    # The process never grows past 1 GB, libraries included.
     assert result["rss_mb"] < 1024, result
 
 
