@@ -127,7 +127,7 @@ def test_keys_step_after_clicking_a_toggle(shipped_server):
     with open_explore(shipped_server, query("greedy", "cross")) as page:
         ready(page, 1)
         page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", timeout=60_000)
-        page.get_by_role("button", name="Norm-weighted").click()  # a segmented control keeps the focus
+        page.get_by_text("Norm-weighted", exact=True).click()  # a segmented control keeps the focus
         page.wait_for_timeout(300)
         page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", timeout=60_000)
         page.keyboard.press("ArrowRight")
@@ -173,8 +173,10 @@ def test_the_current_row_stays_in_view(shipped_server):
         for step in range(2, m + 1):
             page.keyboard.press("ArrowRight")
             ready(page, step)
-            box = page.locator(f"{STEPPER} .lens-outline").first.bounding_box()
-            assert box and box["y"] >= 0 and box["y"] + box["height"] <= 768 + 1, step
+            page.wait_for_function("""() => {
+                const o = document.querySelector('[data-testid=lens-stepper] .lens-outline');
+                const r = o && o.getBoundingClientRect();
+                return !!r && r.height > 0 && r.top >= 0 && r.bottom <= innerHeight + 1; }""", timeout=5_000)
 
 
 def test_only_forced_tokens_look_forced(shipped_server, engine):

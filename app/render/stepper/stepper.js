@@ -237,6 +237,7 @@ function create(parent) {
     const next = Math.max(1, Math.min(m, Math.round(step)));
     if (next === s.step && s.lastDraw) return;
     s.step = next;
+    s.stepped = true;
     s.draw();
     s.keepUrl();
     if (s.header.sync) {
@@ -471,14 +472,12 @@ function drawPicture(s) {
     const labels = p.qEls;
     labels.forEach((d, i) => d.classList.toggle('hidden', i >= rows));
   }
-  // the current row stays in view in a one-panel picture that scrolls
-  if (now !== null && s.picture.classList.contains('lens-scroll')) {
-    const top = now * cellH + (s.panels[0]?.canvas.offsetTop || 0);
-    const view = s.picture;
-    if (top < view.scrollTop || top + cellH > view.scrollTop + view.clientHeight) {
-      view.scrollTop = Math.max(0, top - view.clientHeight / 2);
-    }
+  // After a step taken here, the current row is kept in view in a one-row picture (one head, the mean): the
+  // picture's own box and the page scroll as little as it takes.
+  if (now !== null && s.stepped && s.picture.classList.contains('lens-scroll') && s.panels[0]) {
+    s.panels[0].outline.scrollIntoView({ block: 'nearest', inline: 'nearest' });
   }
+  s.stepped = false;
   describe(s, rows, keys, now);
 }
 
