@@ -8,8 +8,9 @@ import os
 
 import pytest
 
-from benchmarks.harness import CHROMIUM, IDLE, ROOT, browser_page, served
 from tests.fixtures.checkpoints import shipped_checkpoint
+from tests.support.browser import IDLE, browser_page
+from tests.support.server import ROOT, app_env
 
 pytestmark = [pytest.mark.browser]
 UPDATE = os.environ.get("LENS_UPDATE_SCREENSHOT") == "1"
@@ -30,13 +31,9 @@ KIND_BUTTONS = """() => {
 
 
 @pytest.fixture(scope="module")
-def server():
-    if not os.path.exists(CHROMIUM):
-        pytest.skip(f"no Chromium at {CHROMIUM}")
+def server(app_server):
     shipped_checkpoint("everyday-en-fr")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")} | {"LENS_WARMUP": "0"}
-    with served(env) as (url, _):
-        yield url
+    return app_server(app_env(LENS_WARMUP="0"))
 
 
 @pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
