@@ -82,5 +82,5 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "role, same, previous, next, first, eos, punctuation, aligned, aligned_shift, entropy, "
                         "entropy_norm}], role_rule; and the counts `merge` adds: n, tokens, base_nll, each head's "
                         "nll, role_counts")
-    add_stream_options(p)
+    add_stream_options(p, RANK_BATCH)
     p.set_defaults(func=run)

@@ -36,7 +36,10 @@ def merge_heads(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
 def merge_align(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
     from attention_lens.model.cli import align  # the align command's own merge of its counts
 
-    return align.merge_results(results)
+    merge_results = getattr(align, "merge_results", None)
+    if merge_results is None:
+        raise ValueError("merge: this version of align has no merge of its outputs")
+    return merge_results(results)
 
 
 MERGERS: dict[str, Merger] = {"eval": merge_eval, "heads": merge_heads, "align": merge_align}

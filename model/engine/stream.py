@@ -292,8 +292,8 @@ def add_stream_options(p: Any, batch_default: int | None = None) -> None:
     p.add_argument("--shard", metavar="K/N", help="run only shard K of N (1 <= K <= N): the lines whose number i "
                    "has (i - 1) mod N == K - 1; merge the N outputs with `merge`")
     p.add_argument("--batch-size", type=int, default=batch_default,
-                   help="sentences per batched pass" + ("" if batch_default else " (default: chosen from the "
-                                                                                 "memory available)"))
+                   help="sentences per batched pass" + (f" (default {batch_default})" if batch_default else
+                                                         " (default: chosen from the memory available)"))
     p.add_argument("--window", type=int, default=WINDOW,
                    help=f"lines read ahead and sorted by length before batching (default {WINDOW}); memory "
                         "grows with this, not with the file")
