@@ -84,6 +84,16 @@ def _card_lines(card: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return f"**{pair}** · {variant}", flat
 
 
+METRIC_NAMES = {"bleu": "BLEU", "chrf": "chrF", "exact_match": "exact match", "n": "test sentences",
+                "teacher_forced_accuracy": "teacher-forced accuracy", "teacher_forced_loss": "teacher-forced loss",
+                "aer": "AER"}
+
+
+def metric_name(key: str) -> str:
+    """A card's measure as the page names it (`teacher_forced_accuracy` -> `teacher-forced accuracy`)."""
+    return " ".join(METRIC_NAMES.get(part, part.replace("_", " ")) for part in key.split(" "))
+
+
 def _fmt_metric(name: str, value: float) -> str:
     if 0 <= value <= 1 and any(s in name for s in ("accuracy", "exact", "aer", "precision", "recall")):
         return f"{value:.1%}"
@@ -160,16 +170,18 @@ def model_picker() -> tuple[str, Engine] | str:
                                help="Shipped checkpoints, plus folders and models the server's operator allows.")
     try:
         engine = get_engine(key)
-    except (CheckpointError, OSError, ImportError) as exc:
-        st.sidebar.error(f"Cannot open this model: {text(exc)}")
+    except (CheckpointError, OSError, ImportError) as exc:  # explained once, in the main area
         return (f"Cannot open the model {text(titles[key])}: {text(exc)}\n\nWhat to do: choose another model in "
                 f"the sidebar; if this folder is yours, fix what the message names (or save it again with "
                 f"`save_pretrained` / `python -m model train`) and reload the page.")
     head, metrics = _card_lines(engine.card)
-    st.sidebar.markdown(f"{head} · {engine.n_encoder_layers}+{engine.n_decoder_layers} layers × "
+    # the model's own name first: "en-fr · healthy" alone under everyday-en-fr read as another model
+    st.sidebar.markdown(f"**{text(key if not key.startswith(registry.FOLDER_KEY) else titles[key])}** · "
+                        f"{head.replace('**', '')} · {engine.n_encoder_layers}+{engine.n_decoder_layers} layers × "
                         f"{engine.n_heads} heads")
     if metrics:
-        st.sidebar.caption(" · ".join(f"{text(k)}: {_fmt_metric(k, v)}" for k, v in list(metrics.items())[:6]))
+        st.sidebar.caption(" · ".join(f"{text(metric_name(k))}: {_fmt_metric(k, v)}"
+                                      for k, v in list(metrics.items())[:6]))
     return key, engine
 
 

@@ -54,7 +54,7 @@ def test_a_typed_folder_stays_on_every_page(folders, configure):
     at.text_input(key="any_folder").input(str(folders["mine"])).run()
     key = registry.folder_key(str(folders["mine"]))
     assert at.session_state["model"] == key
-    assert any("bleu: 42.5" in c.value for c in at.sidebar.caption)
+    assert any("BLEU: 42.5" in c.value for c in at.sidebar.caption)
     for page in PAGES:
         at.switch_page(page).run()
         assert not at.exception, page
@@ -65,7 +65,7 @@ def test_a_typed_folder_stays_on_every_page(folders, configure):
 def test_the_sidebar_shows_the_cards_test_metrics(folders, configure):
     configure(LENS_MODEL_DIRS=str(folders["mine"]))
     at = start()
-    assert any("bleu: 42.5" in c.value and "match: 25.0%" in c.value for c in at.sidebar.caption)
+    assert any("BLEU: 42.5" in c.value and "match: 25.0%" in c.value for c in at.sidebar.caption)
 
 
 @pytest.mark.parametrize("page", PAGES)

@@ -97,7 +97,7 @@ def test_hub_ids_are_not_downloaded_unless_allowed(configure):
         services.get_engine("someone/some-model")
     at = start()
     assert not at.exception
-    assert any("switched off" in e.value for e in at.sidebar.error)
+    assert any("switched off" in e.value for e in at.error)  # once, in the main area
 
 
 # ---- the app on tiny Marian / T5 / BART ------------------------------------------------------------------------
@@ -167,7 +167,7 @@ def test_what_cannot_be_opened_is_explained(hf, configure, which, words):
     configure(LENS_HF_MODELS=os.pathsep.join([str(hf[which]), str(hf["marian"])]), LENS_DEFAULT_MODEL=hf[which].name)
     at = start()
     assert not at.exception
-    errors = [e.value for e in at.sidebar.error]
+    errors = [e.value for e in at.error]  # once, in the main area
     assert errors and words in errors[0]
     at.selectbox(key="model").set_value("tiny-marian").run()  # the page goes on with another model
     assert not at.exception and not at.sidebar.error and not at.error
@@ -191,4 +191,4 @@ def test_any_folder_mode_opens_a_typed_folder(hf, configure, tmp_path):
     assert at.session_state["step"] == 2
     at.text_input(key="any_folder").input(str(tmp_path / "nothing-here")).run()
     assert not at.exception
-    assert any("no such model folder" in e.value for e in at.sidebar.error)
+    assert any("no such model folder" in e.value for e in at.error)  # once, in the main area
