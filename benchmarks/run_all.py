@@ -72,6 +72,9 @@ SUITE = (
     Benchmark("hf_overhead", "What does the Hugging Face engine's traced step-through cost over its own generate?"),
     Benchmark("align_stream", "Does align's memory stay flat from 500 to 15,240 lines, and how much faster is it than "
               "before it streamed (old and new in one run)?"),
+    Benchmark("stepper_bench", "How many bytes is a whole run in the browser's stepper, and what does a step cost "
+              "there against a server run per step (click to row, a held key, server CPU, a burst of pages)?",
+              quick=("--bytes-only",)),
     Benchmark("export_speed", "How long does a PNG or SVG export of a view take?"),
     Benchmark("page_times", "How long does a student wait for Explore, Broken models and Alignment to draw?"),
     Benchmark("first_costs", "What does a fresh server's first export, head switch and Leakage lab cost, with "
