@@ -88,12 +88,23 @@ def links_svg(source_words: Sequence[str], target_words: Sequence[str], predicte
     top = (34 if title else 8) + word_room
     y_src, y_tgt = top, top + 110
     height = y_tgt + word_room + 34
+    # At an angle, a target word runs left of its dot and a source word right of it, by 0.71 of its length: the
+    # first target words and the last source words get room at the edges ("Therefore" showed as "erefore").
+    left = right = 10.0
+    if tilt:
+        def step(count: int) -> float:  # the distance between two neighbouring dots of a row of count words
+            return (slots - 1) * slot / max(count - 1, 1)
+
+        left = max(10.0, *(_text_px(w, 14) * 0.71 + 4 - slot / 2 - k * step(m) for k, w in enumerate(target_words)))
+        right = max(10.0, *(_text_px(w, 14) * 0.71 + 4 - slot / 2 - (n - 1 - k) * step(n)
+                            for k, w in enumerate(source_words)))
+        width += left + right - 20
 
     def xs(count: int) -> list[float]:
         span = (slots - 1) * slot
         if count == 1:
-            return [10 + slot / 2 + span / 2]
-        return [10 + slot / 2 + k * span / (count - 1) for k in range(count)]
+            return [left + slot / 2 + span / 2]
+        return [left + slot / 2 + k * span / (count - 1) for k in range(count)]
 
     x_src, x_tgt = xs(n), xs(m)
     body = [_title(title)]
