@@ -8,9 +8,9 @@ import re
 
 from attention_lens.app.render.alignment_svg import _text_px, links_svg
 
-SOURCE = "Therefore the committee recommends that the house adopt the amended bill without further delay".split()
-TARGET = ("Therefore le comité recommande que la chambre adopte le projet de loi modifié sans autre "
-          "délai").split()
+SENTENCES = ("Therefore the committee recommends that the house adopt the amended bill without further delay",
+             "Therefore le comité recommande que la chambre adopte le projet de loi modifié sans autre délai")
+SOURCE, TARGET = (sentence.split(" ") for sentence in SENTENCES)
 
 
 def test_tilted_words_stay_inside_the_drawing():
