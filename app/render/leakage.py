@@ -83,11 +83,14 @@ def probe_bars(label_tokens: Sequence[str], changes: Sequence[float], threshold:
         x=figures.labels(label_tokens), y=shown, marker_color=colors, customdata=changes,
         text=["0" if c == 0 else "" for c in changes], textposition="outside", cliponaxis=False,
         hovertemplate="replace labels from %{x} on<br>rows before it moved by %{customdata:.3g}<extra></extra>"))
-    fig.add_hline(y=threshold, line=dict(color="#52606d", dash="dash", width=1),
-                  annotation_text=f"leak threshold {threshold:g}", annotation_position="top right")
+    fig.add_hline(y=threshold, line=dict(color="#52606d", dash="dash", width=1))
+    # The label in the right margin at the line's height: inside the plot it sat over the last bar (mask off)
+    fig.add_annotation(text=f"leak<br>threshold<br>{threshold:g}", x=1, xref="paper", xanchor="left", xshift=6,
+                       y=float(np.log10(threshold)), yref="y", yanchor="middle", showarrow=False, align="left",
+                       font=dict(size=12, color="#52606d"))
     top = max(float(shown.max(initial=floor)), threshold) * 10
     fig.update_layout(title=dict(text=title, x=0.01, font=dict(size=14)) if title else None, font=figures.FONT,
-                      height=320, margin=dict(l=10, r=10, t=44 if title else 16, b=10), plot_bgcolor="#ffffff",
+                      height=320, margin=dict(l=10, r=84, t=44 if title else 16, b=10), plot_bgcolor="#ffffff",
                       xaxis=dict(type="category", tickangle=-45, title="first replaced label"),
                       yaxis=dict(type="log", range=[np.log10(floor) - 1, np.log10(top)], gridcolor="#eef2f6",
                                  exponentformat="power", title="logit change"))
