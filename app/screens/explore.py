@@ -81,7 +81,7 @@ def main() -> None:
     ctl.style(present)
     model_key, engine = state.page_header(
         "Attention Lens", "Watch a Transformer translate one token at a time, with every attention map it computed.")
-    options = ctl.decoding_ui()
+    options = ctl.decoding_ui(engine)
     tour.panel()
     source, chosen, present = top_row(engine, model_key)
     vocabulary.source_help(engine, source)  # unknown words named, the words it knows (E-LAB)

@@ -117,9 +117,32 @@ def present_menu(container, model_key: str) -> None:
 
 
 # ---- sidebar: decoding options ----------------------------------------------------------------------------
-def decoding_ui() -> DecodeOptions:
+K_SRC_LANG, K_TGT_LANG = "src_lang", "tgt_lang"
+
+
+def language_ui(sb, engine) -> dict[str, str]:
+    """A multilingual model's source and target language (its own codes: NLLB `fra_Latn`, M2M-100 `fr`, mBART-50
+    `fr_XX`), two select boxes, as DecodeOptions fields; nothing (and no stale choice) for any other model."""
+    ss = st.session_state
+    codes = list(engine.languages())
+    if not codes:
+        ss.pop(K_SRC_LANG, None)
+        ss.pop(K_TGT_LANG, None)
+        return {}
+    kw = {}
+    for key, label, default, helptext in (
+            (K_SRC_LANG, "Source language", engine.src_lang, "the language code the tokenizer puts on the source"),
+            (K_TGT_LANG, "Target language", engine.tgt_lang, "forced as the first token the decoder writes")):
+        if ss.get(key) not in codes:  # a link's code this model lacks, or another model's: the model's own
+            ss[key] = default if default in codes else codes[0]
+        kw[key] = sb.selectbox(label, codes, key=key, help=f"This model is multilingual: {helptext}.")
+    return kw
+
+
+def decoding_ui(engine=None) -> DecodeOptions:
     sb = st.sidebar
     sb.subheader("Decoding")
+    languages = language_ui(sb, engine) if engine is not None else {}
     if st.session_state.get(K_MODE) not in MODES:
         st.session_state[K_MODE] = "greedy"
     mode = sb.radio("Mode", list(MODES), key=K_MODE, format_func=MODES.get,
@@ -134,7 +157,7 @@ def decoding_ui() -> DecodeOptions:
         kw["top_k"] = sb.number_input("Top-k (0 = all tokens)", 0, 100, key="sample_top_k",
                                       **_default("sample_top_k", 0))
         kw["seed"] = sb.number_input("Seed", 0, 10_000, key="seed", **_default("seed", 0))
-    return DecodeOptions(**kw)
+    return DecodeOptions(**kw, **languages)
 
 
 def _default(key: str, value) -> dict:

@@ -18,7 +18,8 @@ from attention_lens.app.services import CODE_OF, KIND_CODES, MODES
 from attention_lens.app.state import CUSTOM, K_LINKED_TEXT, K_MODEL, K_PRESET, K_SOURCE, K_TARGET, presets
 
 VIEWS = ("grid", "head", "mean")
-ORDER = ("model", "text", "target", "mode", "beam", "temperature", "top_k", "seed", "step", "kind", "view",
+ORDER = ("model", "text", "target", "mode", "beam", "temperature", "top_k", "seed", "src_lang", "tgt_lang", "step",
+         "kind", "view",
          "layer", "head", "reading", "forced", "off", "present")
 K_READ, K_NOTICES, K_PENDING_STEP, K_PRESET_SEEN = "url_read", "url_notices", "url_step", "preset_seen"
 K_PENDING_FORCED, K_PENDING_OFF = "url_forced", "url_off"  # applied once the run and the model are known
@@ -76,6 +77,8 @@ def apply(params: dict[str, str]) -> list[str]:
         "temperature": (K_TEMPERATURE, lambda r: round(_number(r, float, 0.1, 2.0), 1)),
         "top_k": (K_TOP_K, lambda r: _number(r, int, 0, 100)),
         "seed": (K_SEED, lambda r: _number(r, int, 0, 10_000)),
+        "src_lang": (ctl.K_SRC_LANG, lambda r: _text(r, False)[:40]),  # checked against the model's codes
+        "tgt_lang": (ctl.K_TGT_LANG, lambda r: _text(r, False)[:40]),  # where the boxes are drawn
         "step": (K_PENDING_STEP, lambda r: _number(r, int, 1, 10_000)),
         "kind": (ctl.K_KIND_KEEP, lambda r: KIND_CODES[_one_of(r, tuple(KIND_CODES))]),
         "view": (ctl.K_VIEW_KEEP, lambda r: _one_of(r, VIEWS)),
@@ -161,6 +164,9 @@ def current(model_key: str, source: str, target: str | None, mode: str, step: in
         p["beam"] = ss.get(K_BEAM_SIZE, 4)
     if mode == "sample":
         p |= {"temperature": ss.get(K_TEMPERATURE, 1.0), "top_k": ss.get(K_TOP_K, 0), "seed": ss.get(K_SEED, 0)}
+    for name, key in (("src_lang", ctl.K_SRC_LANG), ("tgt_lang", ctl.K_TGT_LANG)):
+        if ss.get(key):  # a multilingual model's languages (explore_controls.decoding_ui)
+            p[name] = ss[key]
     p |= {"step": step, "kind": CODE_OF[kind], "view": view, "layer": layer + 1, "head": head + 1,
           "present": int(bool(ss.get(ctl.K_PRESENT)))}
     if ss.get(analysis.K_READING_KEEP, "weights") != "weights":
