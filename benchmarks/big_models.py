@@ -14,8 +14,12 @@ the heads, one panel: explore.fast_view), and "grid", every layer x head (6 x 8 
 
     .venv/bin/python -m benchmarks.big_models            # builds the models once into tests/fixtures' cache
     .venv/bin/python -m benchmarks.big_models --quick    # opus-mt dimensions with a 2k vocabulary, 3 clicks
+    .venv/bin/python -m benchmarks.big_models --models nllb-600m-sized --work --views default --browser-n 0
+        # NLLB-200-distilled-600M's dimensions (12 + 12 x 16 heads, d_model 1024, 256k vocabulary): load, one
+        # trace's time and bytes, the Heads ranking over two pairs, Next clicks in the page's own (mean) view
 
-Targets: step click <= 150 ms on the server, <= 1.5 s to render. Prints one JSON line per model, with
+Targets: step click <= 150 ms on the server, <= 1.5 s to render (NLLB-600M dimensions: opens <= 60 s, a step
+<= 500 ms of server time in the mean view). Prints one JSON line per model, with
 a "default" and a "grid" row.
 """
 
@@ -28,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -54,15 +59,35 @@ engine = load_engine(sys.argv[1])
 seconds = time.perf_counter() - t
 with open("/proc/self/status") as status:  # this memory's own peak (ru_maxrss after exec can be the parent's)
     rss = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1024
-print(json.dumps({"load_s": round(seconds, 2), "peak_rss_mb": round(rss), "heads": engine.n_heads,
-                  "layers": [engine.n_encoder_layers, engine.n_decoder_layers],
-                  "parameters": engine.card.get("parameters"), "vocab": engine.card.get("vocab_size")}))
+figures = {"load_s": round(seconds, 2), "peak_rss_mb": round(rss), "heads": engine.n_heads,
+           "layers": [engine.n_encoder_layers, engine.n_decoder_layers],
+           "parameters": engine.card.get("parameters"), "vocab": engine.card.get("vocab_size")}
+if len(sys.argv) > 2:  # the trace's size and the Heads ranking's time over a few pairs
+    from attention_lens.model.analysis.ablation import rank_heads
+    from attention_lens.model.engine import DecodeOptions
+    t = time.perf_counter()
+    trace = engine.trace(sys.argv[2], options=DecodeOptions(max_len=20))
+    figures.update(trace_s=round(time.perf_counter() - t, 2), trace_rows=trace.m,
+                   trace_json_bytes=len(trace.to_json().encode()))
+    pairs = json.loads(sys.argv[3])
+    t = time.perf_counter()
+    ranked = rank_heads(engine, [a for a, _ in pairs], [b for _, b in pairs], progress=False)
+    figures.update(heads_ranking_s=round(time.perf_counter() - t, 1), heads_ranked=len(ranked["heads"]),
+                   heads_pairs=len(pairs))
+print(json.dumps(figures))
 """
+# NLLB-600M's float32 weights (2.3 GiB) are over the default model size limit (LENS_MAX_MODEL_MB=2048).
+BIG_LIMIT = {"LENS_MAX_MODEL_MB": "4096"}
+PAIRS = [["the cat sat on the mat .", "le chat s' assit sur le tapis ."],
+         ["the black dog barked at the cat .", "le chien noir aboya contre le chat ."]]
 
 
-def load_figures(folder: Path) -> dict:
-    out = subprocess.run([sys.executable, "-c", LOAD, str(folder)], capture_output=True, text=True, cwd=ROOT,
-                         env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=600)
+def load_figures(folder: Path, work: bool = False) -> dict:
+    """Load time and peak memory in a fresh process; with `work`, also one trace's time and JSON size and the
+    Heads ranking's time over PAIRS."""
+    extra = [SOURCE, json.dumps(PAIRS)] if work else []
+    out = subprocess.run([sys.executable, "-c", LOAD, str(folder), *extra], capture_output=True, text=True,
+                         cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT), **BIG_LIMIT), timeout=1800)
     if out.returncode:
         raise RuntimeError(out.stderr[-2000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -101,13 +126,16 @@ def browser_clicks(env: dict[str, str], n: int, view: str | None) -> tuple[list[
     return clicks.seconds, clicks.bytes, shown
 
 
-def measure(folder: Path, server_n: int, browser_n: int) -> dict:
-    env = app_env(LENS_HF_MODELS=str(folder), LENS_DEFAULT_MODEL=folder.name)
-    result = {"model": folder.name, **load_figures(folder)}
-    for name, view in VIEWS.items():
+def measure(folder: Path, server_n: int, browser_n: int, views: dict[str, str | None] = VIEWS,
+            work: bool = False) -> dict:
+    env = app_env(LENS_HF_MODELS=str(folder), LENS_DEFAULT_MODEL=folder.name, **BIG_LIMIT)
+    result = {"model": folder.name, **load_figures(folder, work)}
+    for name, view in views.items():
+        started = time.perf_counter()
         server, shown = server_clicks(env, server_n, view)
+        row_open = {"page_open_and_clicks_s": round(time.perf_counter() - started, 1)}
         row = {"view": shown, "server_click_median_ms": round(1000 * statistics.median(server)),
-               "server_n": len(server)}
+               "server_n": len(server), **row_open}
         if browser_n and Path(CHROMIUM).exists():
             times, sizes, shown = browser_clicks(env, browser_n, view)
             row.update(browser_view=shown, render_median_ms=round(1000 * statistics.median(times)),
@@ -121,6 +149,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="opus-mt dimensions, 2k vocabulary, few clicks")
     ap.add_argument("--server-n", type=int, default=15)
     ap.add_argument("--browser-n", type=int, default=8)
+    ap.add_argument("--models", default="opus-mt-sized,t5-small-sized",
+                    help="comma-separated: opus-mt-sized, t5-small-sized, nllb-600m-sized (random weights of "
+                         "NLLB-200-distilled-600M's dimensions, 256k vocabulary; built once, ~2.5 GB)")
+    ap.add_argument("--work", action="store_true", help="also one trace's time and size and the Heads ranking's "
+                                                        "time over two pairs")
+    ap.add_argument("--views", default="default,grid", help="comma-separated: default (the page's own), grid")
     args = ap.parse_args(argv)
     from tests.fixtures import hf_big
 
@@ -129,9 +163,10 @@ def main(argv: list[str] | None = None) -> int:
                                              sentences=5000)]
         args.server_n, args.browser_n = 3, 0
     else:
-        folders = [hf_big.cached("opus-mt-sized"), hf_big.cached("t5-small-sized")]
+        folders = [hf_big.cached(name) for name in args.models.split(",")]
+    views = {k: v for k, v in VIEWS.items() if k in args.views.split(",")}
     for folder in folders:
-        print(json.dumps(measure(folder, args.server_n, args.browser_n)), flush=True)
+        print(json.dumps(measure(folder, args.server_n, args.browser_n, views, args.work)), flush=True)
     return 0
 
 

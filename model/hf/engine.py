@@ -235,7 +235,10 @@ class HFEngine(Engine):
         return ids
 
     def piece(self, token_id: int) -> str:
-        token = self.tokenizer.convert_ids_to_tokens(int(token_id)) if 0 <= token_id < self.vocab_size else None
+        try:  # M2M-100's language ids lie past len(tokenizer); a model may embed more rows than its tokenizer has
+            token = self.tokenizer.convert_ids_to_tokens(int(token_id)) if 0 <= token_id < self.vocab_size else None
+        except (IndexError, KeyError, ValueError, OverflowError):
+            token = None
         return token if isinstance(token, str) else f"<id {token_id}>"
 
     def piece_to_id(self, piece: str) -> int | None:

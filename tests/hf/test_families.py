@@ -192,3 +192,18 @@ def test_cli_languages_reach_the_trace_and_a_model_without_languages_is_one_sent
                          timeout=300)
     lines = run.stderr.strip().splitlines()
     assert run.returncode == 2 and len(lines) == 1 and "marian model is not multilingual" in lines[0], run.stderr
+
+
+def test_pieces_of_ids_past_the_tokenizer(family_engines):
+    """M2M-100's language ids lie past len(tokenizer) and read as their tokens; an id a model embeds but its
+    tokenizer lacks (Marian raised sentencepiece's IndexError) reads as <id N>."""
+    m2m = family_engines["m2m100"]
+    assert m2m._lang_id("fr") >= len(m2m.tokenizer) and m2m.piece(m2m._lang_id("fr")) == "__fr__"
+    marian = family_engines["marian"]
+    past = len(marian.tokenizer) + 5
+    marian_vocab = marian.vocab_size
+    try:
+        marian.vocab_size = past + 1  # as a model whose embedding has more rows than its tokenizer
+        assert marian.piece(past) == f"<id {past}>"
+    finally:
+        marian.vocab_size = marian_vocab
