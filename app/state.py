@@ -176,8 +176,9 @@ def model_picker() -> tuple[str, Engine] | str:
                 f"`save_pretrained` / `python -m model train`) and reload the page.")
     head, metrics = _card_lines(engine.card)
     # the model's own name first: "en-fr · healthy" alone under everyday-en-fr read as another model
-    st.sidebar.markdown(f"**{text(key if not key.startswith(registry.FOLDER_KEY) else titles[key])}** · "
-                        f"{head.replace('**', '')} · {engine.n_encoder_layers}+{engine.n_decoder_layers} layers × "
+    name = text(key if not key.startswith(registry.FOLDER_KEY) else titles[key])
+    about = head.replace("**", "").removeprefix(f"{name} · ")  # en-fr's pair is its name: said once
+    st.sidebar.markdown(f"**{name}** · {about} · {engine.n_encoder_layers}+{engine.n_decoder_layers} layers × "
                         f"{engine.n_heads} heads")
     if metrics:
         st.sidebar.caption(" · ".join(f"{text(metric_name(k))}: {_fmt_metric(k, v)}"

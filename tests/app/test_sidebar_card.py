@@ -34,3 +34,9 @@ def test_a_model_that_cannot_be_opened_is_explained_once(monkeypatch, tmp_path):
     assert not at.exception
     errors = [e.value for e in at.error]
     assert len(errors) == 1 and "Cannot open the model" in errors[0], errors
+
+
+def test_a_model_named_for_its_pair_is_named_once(monkeypatch):
+    at = shipped_app(monkeypatch, "en-fr", timeout=240).run()
+    card = " ".join(m.value for m in at.sidebar.markdown)
+    assert "**en-fr** · healthy" in card, card
