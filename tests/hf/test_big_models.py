@@ -98,3 +98,26 @@ def test_full_size_models_open_and_step(name, vocab, monkeypatch):
     assert (engine.n_encoder_layers, engine.n_decoder_layers, engine.n_heads) == (6, 6, 8)
     assert engine.card["vocab_size"] >= vocab
     open_and_step(folder, monkeypatch)
+
+
+@pytest.fixture(scope="module")
+def nllb_shape(tmp_path_factory) -> Path:
+    """NLLB-200-distilled-600M's shape (12 + 12 layers x 16 heads, its tokenizer) at a small width and vocabulary:
+    what the page offers for 192 heads per kind, without the 2.5 GB of the real dimensions."""
+    return hf_big.build_nllb_sized(tmp_path_factory.mktemp("nllb_shape") / "nllb-shape", d_model=64, ffn=128,
+                                   vocab=320, positions=128)
+
+
+def test_a_12_by_16_model_opens_on_the_mean_view_with_every_head_one_pick_away(nllb_shape, monkeypatch):
+    engine = load_engine(nllb_shape)
+    assert (engine.n_encoder_layers, engine.n_decoder_layers, engine.n_heads) == (12, 12, 16)
+    assert engine.languages() and engine.tgt_lang == "fra_Latn"
+    at = open_and_step(nllb_shape, monkeypatch, timeout=120)
+    assert at.session_state["view_keep"] == "mean" and "12 × 16 heads per kind" in notices(at)
+    at.segmented_control(key="view").set_value("head").run()  # one head: a layer and a head picker
+    assert not at.exception
+    layer, head = at.selectbox(key="layer"), at.selectbox(key="head")
+    assert len(layer.options) == 12 and len(head.options) == 16
+    layer.set_value(11).run()
+    at.selectbox(key="head").set_value(15).run()
+    assert not at.exception and (at.session_state["layer"], at.session_state["head"]) == (11, 15)
