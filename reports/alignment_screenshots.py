@@ -44,9 +44,13 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         page.locator("input[type=file]").first.set_input_files(str(upload))
         worst = page.get_by_text("Sentences, worst first").first
-        worst.wait_for(timeout=wait_ms)
+        try:
+            worst.wait_for(timeout=wait_ms)
+        except Exception:
+            page.screenshot(path=str(out / "alignment-failed-1366.png"))
+            raise
         t_table = time.perf_counter() - t0
-        page.get_by_text("By reordering distance").first.wait_for(timeout=wait_ms)
+        page.locator(".st-key-align_breakdown_distance svg").first.wait_for(state="attached", timeout=wait_ms)
         t_breakdown = time.perf_counter() - t0
         page.wait_for_timeout(1500)
         worst.scroll_into_view_if_needed()
