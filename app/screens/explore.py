@@ -88,7 +88,8 @@ def main() -> None:
     if st.session_state.get(K_PRESET_SEEN) == url.LINKED:  # a session's first run keeps what its link asked for
         st.session_state[K_PRESET_SEEN] = chosen["id"] if chosen else state.CUSTOM
     apply_preset_hint(chosen)
-    st.session_state[K_NOTE] = chosen["note"] if chosen else None
+    # the note and the attention kind it was written for (a note on cross-attention is not shown under another)
+    st.session_state[K_NOTE] = (chosen["note"], (chosen.get("view") or {}).get("kind")) if chosen else None
     teacher = options.mode == "teacher_forced"
     panels.prefill_reference(model_key, source, teacher)  # teacher forcing never opens on an error
     target = state.target_input() if teacher else None
@@ -211,8 +212,9 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
     if picture != "next":
         if view == "head":
             analysis.head_off_button(model_key, kind, layer, head)
-        if chosen_note := ss.get(K_NOTE):
-            st.caption(f":material/lightbulb: {state.text(chosen_note)}")
+        note, note_kind = ss.get(K_NOTE) or (None, None)
+        if note and note_kind in (None, services.CODE_OF[kind]):
+            st.caption(f":material/lightbulb: {state.text(note)}")
     if not present:
         if not teacher:
             force = st.expander("Force another token at this step", icon=":material/alt_route:", key=K_FORCE_OPEN,
