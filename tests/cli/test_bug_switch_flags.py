@@ -142,16 +142,17 @@ def test_hugging_face_refuses_each_switch_in_one_line(marian, tmp_path, capsys, 
     assert not (tmp_path / "t.json").exists() and not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("doc", ["README.md", "docs/formats.md"])
-def test_the_run_switches_are_documented_where_the_cli_is(doc):
-    """Every switch of a run that `trace` takes (the mask and shift, and the three bugs) is in the command-line
-    table of README.md and docs/formats.md, as the parser spells it."""
+@pytest.mark.parametrize(("doc", "section"), [("docs/command-line.md", "## Commands"),
+                                              ("docs/formats.md", "## Command line")])
+def test_the_run_switches_are_documented_where_the_cli_is(doc, section):
+    """Every switch of a run that `trace` takes (the mask and shift, and the three bugs) is in the command table
+    of docs/command-line.md and docs/formats.md, as the parser spells it."""
     from attention_lens.model.cli import build_parser
 
     trace_parser = build_parser()._subparsers._group_actions[0].choices["trace"]
     flags = {s for a in trace_parser._actions for s in a.option_strings}
     text = (ROOT / doc).read_text(encoding="utf-8")
-    table = text.split("## Command line", 1)[1].split("\n## ", 1)[0]
+    table = text.split(section, 1)[1].split("\n## ", 1)[0]
     for flag in ("--no-causal-mask", "--no-shift", *FLAGS):
         assert flag in flags, flag
         assert re.search(rf"(?<![\w-]){flag}(?![\w-])", table), (doc, flag)
