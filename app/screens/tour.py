@@ -4,6 +4,8 @@ that page's switches and a link to it."""
 
 from __future__ import annotations
 
+import json
+
 import streamlit as st
 from attention_lens.app.screens import explore_url as url
 
@@ -16,16 +18,16 @@ K_MOVED = "tour_moves"  # how many times a tour button was pressed in this sessi
 STYLE = """<style>[data-testid=stLayoutWrapper]:has(> .st-key-tour) {position: sticky; top: 3.75rem; z-index: 99;}
 .st-key-tour_js, [data-testid=stLayoutWrapper]:has(> .st-key-tour_js) {display: none;}</style>"""
 SCROLL_JS = """<script>(() => {
-const doc = window.parent.document, win = window.parent, move = %s, scroll = %s;
+const doc = window.parent.document, win = window.parent, move = %s, anchor = %s;
 const app = () => doc.querySelector('[data-testid=stApp]');
 const began = Date.now();
 const timer = setInterval(() => {
-  const box = doc.querySelector('.st-key-tour'), chart = doc.querySelector('.st-key-attention');
+  const box = doc.querySelector('.st-key-tour'), chart = anchor && doc.querySelector(anchor);
   if (Date.now() - began > 20000) clearInterval(timer);
   if (!app() || app().getAttribute('data-test-script-state') !== 'notRunning' || !box) return;
   clearInterval(timer);
   box.style.background = getComputedStyle(app()).backgroundColor;  // opaque over what scrolls under it
-  if (!scroll || !chart || win.lensTourMove === move) return;  // once per press, not on every rerun
+  if (!chart || win.lensTourMove === move) return;  // once per press, not on every rerun
   win.lensTourMove = move;
   const main = doc.querySelector('[data-testid=stMain]');
   const under = main.getBoundingClientRect().top + parseFloat(getComputedStyle(box.parentElement).top || '0')
@@ -56,15 +58,15 @@ STOPS = [
              "each row is not allowed to see. White cells were visible but got no weight.",
      "params": {"model": "en-fr", "text": "the cat sat .", "target": "le chat s' assit .",
                 "mode": "teacher_forced", "kind": "dec", "view": "head", "layer": "1", "head": "1", "step": "99"}},
-    {"title": "Leakage lab: mask and shift off",
+    {"title": "Leakage lab: mask and shift off", "anchor": ".st-key-leak_heatmap",
      "text": "Switch off the causal mask and the right shift and the decoder can read the very token it must "
              "predict: it copies it, and the accuracy becomes meaningless.",
      "leakage": {"leak_view": "switches", "leak_causal": False, "leak_shift": False}},
-    {"title": "The broken models",
+    {"title": "The broken models", "anchor": ".st-key-leak_curves",
      "text": "Two models were trained with the mask or the shift missing. Fed their own training setting they look "
              "perfect; decoding for real, one token at a time, they fall apart.",
      "leakage": {"leak_view": "broken"}},
-    {"title": "Training against inference",
+    {"title": "Training against inference", "anchor": ".st-key-exp_tf",
      "text": "The healthy model, once fed the reference (training) and once its own choices (inference): the rows "
              "are equal while the two prefixes agree. At step 2 it writes 'chat' where the reference says "
              "'chien', and from step 3 on the two pictures part: inference reads what training never showed it.",
@@ -116,5 +118,8 @@ def panel(page: str = EXPLORE_PAGE) -> None:
     cols[2].button(":material/arrow_forward:", key="tour_next", on_click=go, args=(i + 1,),
                    disabled=i == len(STOPS) - 1, width="stretch")
     cols[3].button(":material/close:", key="tour_end", on_click=leave, width="stretch")
-    script = SCROLL_JS % (int(st.session_state.get(K_MOVED, 0)), "true" if page == EXPLORE_PAGE else "false")
+    # the picture the stop speaks of, scrolled under the box: Explore's attention picture, or the Leakage lab's chart
+    # (the copying diagonal, the loss curves, the diverging rows were below the fold)
+    anchor = stop.get("anchor", ".st-key-attention" if page == EXPLORE_PAGE else None)
+    script = SCROLL_JS % (int(st.session_state.get(K_MOVED, 0)), json.dumps(anchor))
     st.container(key="tour_js").html(STYLE + script, unsafe_allow_javascript=True)
