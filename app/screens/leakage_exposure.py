@@ -78,11 +78,11 @@ def exposure_view(model_key: str, engine, source: str, target: str, causal: bool
     a.plotly_chart(figures.heatmap(r.tf_cross[layer].mean(0)[:step], figures.row_labels(r.tf_inputs[:step],
                                    r.reference[:step]), src, title="Training: teacher forcing · cross-attention",
                                    highlight_row=highlight),
-                   key="exp_tf", config={"displaylogo": False})
+                   key="exp_tf", config={"displayModeBar": False})
     b.plotly_chart(figures.heatmap(r.free_cross[layer].mean(0)[:step], figures.row_labels(r.free_inputs[:step],
                                    r.free_output[:step]), src, title="Inference: free running · cross-attention",
                                    highlight_row=highlight),
-                   key="exp_free", config={"displaylogo": False})
+                   key="exp_free", config={"displayModeBar": False})
     st.caption("Mean over the heads of the chosen layer; rows read the token left of the arrow and predict (or "
                "choose) the one on the right. The outlined row is where the prefixes part.")
     st.dataframe(pd.DataFrame({

@@ -140,7 +140,7 @@ def switches_view(model_key: str, engine, source: str, target: str, causal: bool
         fig = views.attention_figure(trace, "decoder_self_attention", "head", trace.m, layer, head)
         future_rows, own_rows = meter.future[layer, head], meter.own_answer[layer, head]
         which = f"layer {layer + 1} · head {head + 1}"
-    st.plotly_chart(fig, key="leak_heatmap", config={"displaylogo": False})
+    st.plotly_chart(fig, key="leak_heatmap", config={"displayModeBar": False})  # its toolbar lay over the titles
     st.caption("Rows read the token left of the arrow and predict the one on the right. With the mask on, "
                "the grey hatched upper triangle is the future the mask hides; switch it off and those cells "
                "carry weight: that is the leak.")
@@ -231,7 +231,7 @@ def broken_view(engine, source: str, target: str) -> None:
 
     logs = {k: log for k in keys if (log := services.train_log(str(available[k].path / "train_log.csv")))}
     if logs:
-        st.plotly_chart(lf.training_curves(logs), key="leak_curves", config={"displaylogo": False})
+        st.plotly_chart(lf.training_curves(logs), key="leak_curves", config={"displayModeBar": False})
         st.caption("The broken models' teacher-forced curves look as good as the healthy one's, or better; "
                    "only the free-running exact match (dotted) tells the truth.")
     else:
