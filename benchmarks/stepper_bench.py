@@ -3,7 +3,8 @@ in one run: click to new row in Chromium, a held key, the server's CPU per step,
 together, how many pages this machine can drive, the packed run's bytes, and Explore's first picture.
 
 Each tree is served as it is (`--old` / `--new`: checkouts, e.g. made with `git archive <commit>`; this venv runs
-both). A page's step is "drawn" when the new row is on screen: for a tree with the stepper component, its
+both). A click is timed inside the page, from the click to the first animation frame that shows the new row. A
+page's step is "drawn" when the new row is on screen: for a tree with the stepper component, its
 `data-step` (set in the same task that draws the canvas); for one without, the ECharts picture's description
 naming the new last query (what the project's browser tests wait for).
 
@@ -36,8 +37,18 @@ DRAWN = """([index]) => {
     const el = document.querySelector('.st-key-attention [data-testid=stEChartsChart]');
     if (!el || el.getAttribute('aria-busy') !== 'false' || !el.querySelector('svg, canvas')) return false;
     return (el.getAttribute('aria-label') || '').includes('Last query: ' + index + ' '); }"""
-NEXT = "[data-testid=lens-stepper] .lens-next, .st-key-next button"
-FIRST = "[data-testid=lens-stepper] .lens-first, .st-key-reset button"
+NEXT = "[data-testid=lens-stepper] .lens-next, .st-key-next button:visible"  # (the stepper page hides its server bar)
+FIRST = "[data-testid=lens-stepper] .lens-first, .st-key-reset button:visible"
+# JS: click Next in the page and wait, frame by frame, until row `index` is drawn: ms from the click to the first
+# animation frame that shows it (no round trip to Playwright inside the measured time).
+CLICK = """async ([index]) => {
+    const drawn = (""" + DRAWN + """);
+    const b = document.querySelector('[data-testid=lens-stepper] .lens-next')
+        || [...document.querySelectorAll('.st-key-next button')].find(e => e.offsetParent !== null);
+    const t0 = performance.now(); b.click();
+    while (!drawn([index])) await new Promise(r => requestAnimationFrame(r));
+    await new Promise(r => requestAnimationFrame(r));
+    return performance.now() - t0; }"""
 M_OF = """() => { const s = document.querySelector('[data-testid=lens-stepper]'); if (s) return Number(s.dataset.m);
     const t = [...document.querySelectorAll('strong')].map(e => e.textContent).find(x => /^Step \\d+ of \\d+$/.test(x));
     return t ? Number(t.split(' of ')[1]) : 0; }"""
@@ -64,20 +75,23 @@ async def open_page(browser, url: str, viewport=(1366, 768)):
     return context, page
 
 
+async def to_first(page) -> None:
+    """Back to step 1 (untimed), unless there already."""
+    if not await page.evaluate(DRAWN, [0]):
+        await page.locator(FIRST).click()
+        await page.wait_for_function(DRAWN, arg=[0], timeout=TIMEOUT, polling=5)
+    await page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", timeout=TIMEOUT)
+
+
 async def click_steps(page, clicks: int) -> tuple[list[float], int]:
     """Click Next `clicks` times (First step, untimed, at the run's end): seconds from each click to its row."""
     m = await page.evaluate(M_OF)
-    out, row = [], 0
+    out, row = [], m - 1  # start from step 1 (untimed)
     for _ in range(clicks):
         if row >= m - 1:
-            await page.locator(FIRST).click()
-            await page.wait_for_function(DRAWN, arg=[0], timeout=TIMEOUT, polling=5)
-            await page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", timeout=TIMEOUT)
+            await to_first(page)
             row = 0
-        t0 = time.perf_counter()
-        await page.locator(NEXT).click()
-        await page.wait_for_function(DRAWN, arg=[row + 1], timeout=TIMEOUT, polling=5)
-        out.append(time.perf_counter() - t0)
+        out.append(await page.evaluate(CLICK, [row + 1]) / 1000)
         row += 1
         await page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", timeout=TIMEOUT)
     return out, m
@@ -85,10 +99,9 @@ async def click_steps(page, clicks: int) -> tuple[list[float], int]:
 
 async def hold_key(page, seconds: float = 2.0, rate: float = 30.0) -> float:
     """ArrowRight pressed `rate` times a second (a held key's repeat) for `seconds`, from step 1: drawn steps
-    per second (distinct steps seen drawn, sampled each animation frame, over the time to the last one)."""
-    await page.locator(FIRST).click()
-    await page.wait_for_function(DRAWN, arg=[0], timeout=TIMEOUT)
-    await page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", timeout=TIMEOUT)
+    per second (distinct steps seen drawn, sampled each animation frame, between the first and the last; at
+    most `rate`)."""
+    await to_first(page)
     await page.evaluate("""() => { window.__seen = []; const tick = () => {
         const s = document.querySelector('[data-testid=lens-stepper]');
         let step = s ? Number(s.dataset.step) : NaN;
@@ -98,20 +111,18 @@ async def hold_key(page, seconds: float = 2.0, rate: float = 30.0) -> float:
         const last = window.__seen[window.__seen.length - 1];
         if (!last || last[1] !== step) window.__seen.push([performance.now(), step]);
         if (!window.__stop) requestAnimationFrame(tick); }; window.__stop = false; tick(); }""")
-    await page.focus("body")
-    t0 = time.perf_counter()
-    n = 0
-    while time.perf_counter() - t0 < seconds:
-        await page.keyboard.press("ArrowRight")
-        n += 1
-        await asyncio.sleep(max(0.0, t0 + n / rate - time.perf_counter()))
+    # the key's repeat, inside the page: a keydown every 1/rate s on the page (what a held key sends)
+    await page.evaluate("""([seconds, rate]) => new Promise(done => { let n = 0;
+        const timer = setInterval(() => { document.body.dispatchEvent(new KeyboardEvent('keydown',
+            {key: 'ArrowRight', bubbles: true, cancelable: true}));
+            if (++n >= seconds * rate) { clearInterval(timer); done(); } }, 1000 / rate); })""", [seconds, rate])
     await page.wait_for_timeout(1500)  # what was still coming in
     seen = await page.evaluate("() => { window.__stop = true; return window.__seen; }")
     steps = [s for s in seen if s[1] > 1]
     if not steps:
         return 0.0
-    span = (steps[-1][0] - seen[0][0]) / 1000
-    return round(len(steps) / max(span, 1e-3), 1)
+    span = (steps[-1][0] - steps[0][0]) / 1000  # from the first step drawn to the last
+    return round((len(steps) - 1) / max(span, 1e-3), 1) if len(steps) > 1 else 0.0
 
 
 async def measure_tree(url: str, pid: int, clicks: int, burst: int, rounds: int) -> dict:
@@ -145,10 +156,7 @@ async def measure_tree(url: str, pid: int, clicks: int, burst: int, rounds: int)
             lat = []
             for r in range(rounds):
                 async def one(pg, row=r):
-                    t = time.perf_counter()
-                    await pg.locator(NEXT).click()
-                    await pg.wait_for_function(DRAWN, arg=[row + 1], timeout=TIMEOUT, polling=5)
-                    return time.perf_counter() - t
+                    return await pg.evaluate(CLICK, [row + 1]) / 1000
                 lat += await asyncio.gather(*(one(pg) for _, pg in pages))
             out["burst_pages"] = burst
             out["burst_p50_ms"] = round(1000 * statistics.median(lat), 1)
@@ -250,8 +258,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--most", type=int, default=0, help="climb to this many pages on the new tree (0: skip)")
     parser.add_argument("--bytes-only", action="store_true")
+    parser.add_argument("--no-bytes", action="store_true", help="the timings only")
     args = parser.parse_args(argv)
-    result: dict = {"bytes": packed_bytes()}
+    result: dict = {} if args.no_bytes else {"bytes": packed_bytes()}
     if not args.bytes_only:
         for name, tree in (("old", args.old), ("new", args.new)):
             if tree is None:
