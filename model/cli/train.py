@@ -40,12 +40,12 @@ PRESETS = {
 
 
 def apply_preset(args: argparse.Namespace) -> None:
-    """Fill in the preset's values for every flag left at its default (a flag given on the command line wins)."""
-    if not args.preset:
-        return
-    for key, value in PRESETS[args.preset].items():
-        if getattr(args, key) == args.defaults[key]:
-            setattr(args, key, value)
+    """Every flag a preset may set and the command line did not give (None after parsing) takes the preset's
+    value, or else its own default (register keeps them in args.defaults): a flag given always wins."""
+    preset = PRESETS.get(args.preset or "", {})
+    for key, default in args.defaults.items():
+        if getattr(args, key) is None:
+            setattr(args, key, preset.get(key, default))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -155,4 +155,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                             "Flags given beside it win")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
-    p.set_defaults(defaults={k: p.get_default(k) for preset in PRESETS.values() for k in preset})
+    # The flags a preset may set parse to None when not given, so that a flag given equal to its default still wins.
+    settable = {k for preset in PRESETS.values() for k in preset}
+    p.set_defaults(defaults={k: p.get_default(k) for k in settable}, **dict.fromkeys(settable))

@@ -81,3 +81,16 @@ def test_the_gpu_script_rehearsed_on_the_cpu(tmp_path, monkeypatch):
         assert engine.n_heads == 8 and engine.n_encoder_layers == 2
         header = (folder / "model.safetensors").read_bytes()[:4000]
         assert b"F16" in header
+
+
+def test_a_flag_given_beside_a_preset_wins_even_at_its_default():
+    from attention_lens.model.cli import build_parser
+    from attention_lens.model.cli.train import apply_preset
+
+    args = build_parser().parse_args(["train", "--data", "x.tsv", "--out", "m", "--preset", "gpu-minutes",
+                                      "--device", "cpu", "--steps", "6000"])
+    apply_preset(args)
+    assert (args.device, args.steps, args.layers, args.batch_tokens) == ("cpu", 6000, 4, 12000)
+    plain = build_parser().parse_args(["train", "--data", "x.tsv", "--out", "m"])
+    apply_preset(plain)
+    assert (plain.device, plain.steps, plain.layers, plain.batch_tokens) == ("cpu", 6000, None, 0)
