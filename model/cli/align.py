@@ -194,11 +194,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "disagree.")
     q.add_argument("--data", required=True, help="source<TAB>target<TAB>gold")
     q.add_argument("--links", required=True, help="Pharaoh links, one line per line of --data")
-    q.add_argument("--model", help="also align with this model and compare (checkpoint folder or Hugging Face "
-                                   "folder)")
-    q.add_argument("--allow-hub", action="store_true", help=argparse.SUPPRESS)
-    q.add_argument("--device", default="auto", help="where --model runs (as for align)")
-    q.add_argument("--dtype", default="float32", choices=("float32", "float16", "bfloat16"))
+    add_model(q)  # every model option align has, with --model optional here
+    for action in q._actions:
+        if action.dest == "model":
+            action.required = False
+            action.help = "also align with this model and compare (checkpoint folder or Hugging Face folder)"
     q.add_argument("--method", default="best", help="the model's method (default: %(default)s)")
     q.add_argument("--select-on", help="with --method best: choose the model's method on this gold TSV")
     q.add_argument("--json", action="store_true", help="print one JSON object on stdout")
