@@ -92,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
                            else None, batch_size=args.batch_size or BATCH, progress=not args.quiet,
                            omission_mass=args.omission_mass)
     summary = report.summary()
+    summary["merge"].update(model=args.model, shard=str(shard))  # what `merge` checks across the files
     if shard.count > 1:
         summary["shard"] = str(shard)
     if args.out:
@@ -118,18 +119,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def merge_files(paths: list[str]) -> dict:
-    """The align --json outputs of shards, merged (corpus.merge_summaries)."""
+def merge_results(results: list[dict]) -> dict:
+    """The align --json outputs of the shards of one file as one run's (`python -m model merge`)."""
     from attention_lens.model.analysis.alignment.corpus import merge_summaries
 
-    parts = []
-    for path in paths:
-        try:
-            with open(path, encoding="utf-8") as f:
-                parts.append(json.load(f))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ValueError(f"{path}: not an align --json output ({exc})") from None
-    return merge_summaries(parts)
+    return merge_summaries(results)
 
 
 def run_score_links(args: argparse.Namespace) -> int:

@@ -33,6 +33,12 @@ def test_four_shards_merged_equal_one_run(tiny_ckpt, gold_file, capsys):
     shards = [_align(capsys, *common, "--shard", f"{k}/4") for k in range(1, 5)]
     assert sorted(r["index"] for s in shards for r in s["sentences"]) == [r["index"] for r in whole["sentences"]]
     merged = merge_summaries(shards)
+    paths = []
+    for k, shard in enumerate(shards, 1):
+        paths.append(gold_file.parent / f"part{k}.json")
+        paths[-1].write_text(json.dumps(shard), encoding="utf-8")
+    assert main(["merge", *map(str, paths)]) == 0  # the merge command reaches the same function
+    assert json.loads(capsys.readouterr().out)["sentences"] == whole["sentences"]
     for key in ("n", "n_scored", "n_gold", "method", "aer", "precision", "recall", "heads", "readings",
                 "sentences", "breakdown", "skipped"):
         assert merged[key] == whole[key], key
