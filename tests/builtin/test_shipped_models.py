@@ -1,4 +1,5 @@
-"""The shipped checkpoints do what their cards and docs/models.md promise: the references' examples, the cards' figures."""
+"""The shipped checkpoints do what their cards and docs/models.md promise: the references' examples, the cards'
+figures."""
 
 from __future__ import annotations
 
