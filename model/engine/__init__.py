@@ -17,7 +17,8 @@
   input cleaning, shared by every family;
 - `errors`: `CheckpointError`, `ModelInputError` (messages for the user), the pickle refusal;
 - `safety`: the checks before a model is allocated (size limit, safetensors header, the folder's files);
-- `loader`: `load_engine(folder or hub id)`, which picks the family.
+- `loader`: `load_engine(folder or hub id, device=, dtype=)`, which picks the family;
+- `device`: where a model runs and its float type (`--device`, `--dtype`, `LENS_DEVICE`), `DeviceError`.
 """
 
 from attention_lens.model.engine.contract import Engine
