@@ -87,7 +87,7 @@ def method_ui(engine) -> al.Method:
     if st.session_state[K_HEAD] > engine.n_heads:
         st.session_state[K_HEAD] = MEAN
     layer = cols[1].selectbox("Layer", range(engine.n_decoder_layers + 1), key=K_LAYER,
-                              format_func=lambda i: "all (mean)" if i == MEAN else str(i))
+                              format_func=lambda i: "mean" if i == MEAN else str(i))  # "all (mean)" was cut at 1366
     head = cols[2].selectbox("Head", range(engine.n_heads + 1), key=K_HEAD, disabled=layer == MEAN,
                              format_func=lambda i: "mean" if i == MEAN else str(i))
     extract = cols[3].selectbox("Extraction", list(EXTRACTS), key=K_EXTRACT, format_func=EXTRACTS.get)
