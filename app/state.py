@@ -166,7 +166,10 @@ def model_picker() -> tuple[str, Engine] | str:
             st.warning(f"The model chosen before ({text(was)}) is not offered by this server any more, so this "
                        f"page shows {text(st.session_state[K_MODEL])}.")
     titles = {e.key: e.title for e in available}
-    key = st.sidebar.selectbox("Model", keys, key=K_MODEL, format_func=titles.get, persist_state="session",
+    # the box shows the model's name only (a title with its description was cut at the sidebar's width); the
+    # description goes on the card line under it
+    names = {k: t.split(" · ")[0] for k, t in titles.items()}
+    key = st.sidebar.selectbox("Model", keys, key=K_MODEL, format_func=names.get, persist_state="session",
                                help="Shipped checkpoints, plus folders and models the server's operator allows.")
     try:
         engine = get_engine(key)
@@ -178,6 +181,8 @@ def model_picker() -> tuple[str, Engine] | str:
     # the model's own name first: "en-fr · healthy" alone under everyday-en-fr read as another model
     name = text(key if not key.startswith(registry.FOLDER_KEY) else titles[key])
     about = head.replace("**", "").removeprefix(f"{name} · ")  # en-fr's pair is its name: said once
+    if " · " in titles[key]:  # a shipped model's description ("English → French, real sentences (Tatoeba)")
+        about = f"{text(titles[key].split(' · ', 1)[1])} · {about}"
     st.sidebar.markdown(f"**{name}** · {about} · {engine.n_encoder_layers}+{engine.n_decoder_layers} layers × "
                         f"{engine.n_heads} heads")
     if metrics:

@@ -39,4 +39,4 @@ def test_a_model_that_cannot_be_opened_is_explained_once(monkeypatch, tmp_path):
 def test_a_model_named_for_its_pair_is_named_once(monkeypatch):
     at = shipped_app(monkeypatch, "en-fr", timeout=240).run()
     card = " ".join(m.value for m in at.sidebar.markdown)
-    assert "**en-fr** · healthy" in card, card
+    assert "**en-fr** · English → French, grammar corpus · healthy" in card and "en-fr · en-fr" not in card, card
