@@ -6,7 +6,6 @@ would copy."""
 
 from __future__ import annotations
 
-import re
 
 import pytest
 from playwright.sync_api import expect
