@@ -6,7 +6,6 @@ would copy."""
 
 from __future__ import annotations
 
-
 import pytest
 from playwright.sync_api import expect
 
@@ -88,7 +87,7 @@ def test_moving_to_another_page_keeps_the_model_and_sentence(shipped_server, nam
         assert params["model"] == "en-fr", params
         if name != "Heads":  # (Heads ranks on test pairs: no sentence)
             assert params["text"] == "the black cat sat ." and params["target"] == "le chat noir s' assit .", params
-        expect(page.locator(".st-key-model input")).to_have_value("en-fr")  # the box shows the model's name; its description is on the card line
+        expect(page.locator(".st-key-model input")).to_have_value("en-fr")  # the model's name alone
 
 
 def test_a_leakage_lab_state_opens_the_same_in_a_new_browser(shipped_server):
