@@ -18,10 +18,9 @@ CUT_LABELS = """() => [...document.querySelectorAll("[data-testid='stMain'] butt
 
 @contextlib.contextmanager
 def open_page(url: str, width: int, height: int, query: str = ""):
-    """A fresh browser at width x height on the page, once its step bar is drawn."""
+    """A fresh browser at width x height on the page, once Explore's stepper has drawn its picture."""
     with browser_page(url + query, width, height, device_scale_factor=1) as page:
-        page.locator(".st-key-next button").wait_for(timeout=60_000)
-        page.locator(ATTENTION).wait_for(timeout=60_000)
+        page.locator(f"{ATTENTION} canvas").first.wait_for(timeout=90_000)
         yield page
 
 
