@@ -8,4 +8,6 @@ except in `preload`, which puts the browser's preload links on the page.
 - `contrib`: contributions and ablation; `why`: the logit lens and saliency; `roles`: the heads' roles table;
   `compare`: the Compare page; `kv_cache`: the key-value cache drawing and its work table;
 - `preload`: the browser's heaviest chart scripts fetched as soon as a page opens.
+- `stepper`: Explore's whole run packed for the browser's stepper (stepper.js, stepper.css);
+- `alignment_breakdown`: small SVG plots of an alignment's error breakdown and each head's sinks.
 """

@@ -9,6 +9,7 @@ Backends: `eflomal` (Östling & Tiedemann 2016, the reference: a Bayesian HMM wi
 when the optional `eflomal` package is installed) and `ibm2` (model.aligner.ibm2: fast_align's IBM Model 2
 in numpy, always available). Both run in both directions, and the two directions are symmetrised
 (model.aligner.symmetrise, default grow-diag-final-and).
+Modules: `ibm2` (IBM Model 2 in numpy), `symmetrise` (two directions into one).
 """
 
 from __future__ import annotations

@@ -8,4 +8,5 @@
 - `contributions`, `lens`, `saliency`: what the Trace's contributions, logit lens and gradient saliency need
   from this network;
 - `engine`: `BuiltinEngine`, the contract of model.engine on this network.
+- `ablation`: many heads switched off in one batched pass (the Heads ranking).
 """

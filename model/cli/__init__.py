@@ -4,6 +4,8 @@ This module holds the parser and `trace` (`trace_data`: its --data form); every 
 (`train`, `eval`, `corpus`, `probe`, `align`, `heads`) with a `register(subparsers)`, listed in `commands`;
 `common` holds what several of them share (the model options, the three bug switches of `trace` and `probe`,
 reading a file of pairs).
+`aligner` (the statistical aligner and `symmetrise`) and `merge` (the shards of one file added up) are
+commands too.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@
 - `safety`: the checks before a model is allocated (size limit, safetensors header, the folder's files);
 - `loader`: `load_engine(folder or hub id, device=, dtype=)`, which picks the family;
 - `device`: where a model runs and its float type (`--device`, `--dtype`, `LENS_DEVICE`), `DeviceError`.
+- `stream`: corpus files read lazily, in length-bucketed batches, by shard, with a progress bar.
 """
 
 from attention_lens.model.engine.contract import Engine

@@ -45,6 +45,8 @@ over every head (`mean`). A method name is `extract-reading-selector`, e.g. `arg
 **Metrics** (Och & Ney 2003), with A predicted, S sure and P possible links (S is a subset of P):
 precision = |A & P| / |A|, recall = |A & S| / |S|, AER = 1 - (|A & S| + |A & P|) / (|A| + |S|). Over a
 corpus the counts are summed over sentences before dividing (corpus-level, not a mean of ratios).
+`aligners`: any aligner's Pharaoh links file scored with the same code as the heads; `breakdown`: precision
+and recall by kind of source word, length and reordering distance, omissions and attention sinks.
 """
 
 from attention_lens.model.analysis.alignment.breakdown import OMISSION_MASS, Breakdown, WordStats
