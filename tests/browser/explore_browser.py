@@ -7,11 +7,12 @@ import contextlib
 
 from tests.support.browser import ATTENTION, IDLE, browser_page
 
+NEXT = "[data-testid=lens-stepper] .lens-next"  # the stepper's Next button (app/render/stepper)
+
 # JS: texts of the labels in the main area's buttons that the browser shows cut (ellipsis or overflow).
 CUT_LABELS = """() => [...document.querySelectorAll("[data-testid='stMain'] button")]
     .filter(b => b.offsetParent !== null)
     .flatMap(b => [b, ...b.querySelectorAll('*')])
-    .filter(e => !e.closest('.st-key-stepbar button [data-testid=stMarkdownContainer]'))  // screen-reader names
     .filter(e => e.textContent.trim() && e.scrollWidth > e.clientWidth + 1)
     .map(e => e.textContent.trim())"""
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.explore_browser import CUT_LABELS, open_page
-from tests.support.browser import ATTENTION
+from tests.browser.explore_browser import CUT_LABELS, NEXT, open_page
+from tests.support.browser import ATTENTION, IDLE, SOURCE_SHOWN
 
 pytestmark = [pytest.mark.browser]
 
@@ -20,7 +20,9 @@ def test_step_after_an_error_run_draws_no_traceback(shipped_server):
         expect(page.get_by_text("The source text is empty", exact=False)).to_be_visible(timeout=30_000)
         box.fill("the cat sat .")
         box.press("Enter")
-        nxt = page.locator(".st-key-next button")
+        page.wait_for_function(SOURCE_SHOWN, arg=["thecatsat."], timeout=60_000)  # the new run is on the page
+        page.locator(IDLE).wait_for(timeout=60_000)
+        nxt = page.locator(NEXT)
         expect(nxt).to_be_enabled(timeout=30_000)
         nxt.click()
         expect(page.get_by_text("Step 2 of", exact=False)).to_be_visible(timeout=30_000)

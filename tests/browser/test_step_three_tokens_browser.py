@@ -30,7 +30,7 @@ def test_step_three_tokens_and_screenshot(server, tmp_path):
         try:
             page = browser.new_page(viewport={"width": 1500, "height": 1450}, device_scale_factor=1)
             page.goto(server)
-            nxt = page.locator(".st-key-next button")
+            nxt = page.locator("[data-testid=lens-stepper] .lens-next")  # the stepper's Next (steps in the page)
             nxt.wait_for(timeout=60_000)
             page.wait_for_function(ROW_SHOWN, arg=[0], timeout=60_000)
             expect(page.locator(CHIPS)).to_have_count(1)
@@ -42,7 +42,7 @@ def test_step_three_tokens_and_screenshot(server, tmp_path):
                 page.wait_for_function(ROW_SHOWN, arg=[step - 1], timeout=30_000)
             chips = page.locator(CHIPS).all_inner_texts()
             assert chips[0] == first and len(chips) == 4
-            said = page.locator(ATTENTION).get_attribute("aria-label")  # the chart's own description
+            said = page.locator(ATTENTION).get_attribute("aria-label")  # the picture's own description
             assert " 4 × " in said and "Last query: 3 " in said, said  # rows 0-3 drawn, no fifth
             out = tmp_path / "screenshot.png"
             page.screenshot(path=str(out))
