@@ -1,8 +1,8 @@
 """How long does a step click take? Two medians, on the default model with all heads shown (the grid view):
 
 - server: one Next click under Streamlit's AppTest (script rerun + figures, no browser), median of --server-n;
-- browser: click Next in Chromium until the new step's row is drawn in the attention chart, median of
-  --browser-n (Playwright against `streamlit run`).
+- browser: click the stepper's Next in Chromium until the new step's row is drawn in the attention picture,
+  median of --browser-n (Playwright against `streamlit run`).
 
     .venv/bin/python -m benchmarks.app_latency                    # shipped en-fr (or a tiny random model)
     .venv/bin/python -m benchmarks.app_latency --model DIR --kind decoder_self_attention
@@ -22,7 +22,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.harness import CHROMIUM, ROOT, ROW_SHOWN, SOURCE_SHOWN, browser_page, served, time_next_clicks
+from benchmarks.harness import (
+    CHROMIUM,
+    ROOT,
+    ROW_SHOWN,
+    SOURCE_SHOWN,
+    STEPPER_NEXT,
+    browser_page,
+    served,
+    time_next_clicks,
+)
 
 SOURCE = "the black cat sat on the mat ."
 
@@ -76,7 +85,7 @@ def next_clicks(at, n: int) -> list[float]:
 def browser_clicks(env: dict[str, str], n: int) -> list[float]:
     """Seconds from a Next click to the new row drawn in Chromium, n clicks on SOURCE in the page's grid."""
     with served(env) as (url, _), browser_page(url) as page:
-        page.locator(".st-key-next button").wait_for(timeout=120_000)
+        page.locator(STEPPER_NEXT).wait_for(timeout=120_000)
         box = page.locator(".st-key-source input, .st-key-source textarea")
         box.fill(SOURCE)
         box.press("Enter")

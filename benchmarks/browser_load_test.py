@@ -3,15 +3,16 @@
 Three uses:
 
 - `BrowserPage`: one Chromium page (its own browser context, so its own Streamlit session) on Explore, whose
-  `click_next()` times a Next click from the click until the attention chart has drawn the new row
-  (`harness.ROW_SHOWN`: the chart's aria description names the new last query). benchmarks/load_test.py runs
+  `click_next()` times a click on the stepper's Next from the click until the stepper has drawn the new row
+  (`harness.ROW_SHOWN`: the stepper's step and its canvases). benchmarks/load_test.py runs
   such pages beside its protocol-level sessions: that is the "in a real browser" figure.
 - `run`: N concurrent pages on one served app, each clicking Next `--steps` times, all pages at once (the
   browsers share the server's cores, so this is what a page feels like on a small machine, not the server's
   capacity: that is load_test.py's).
-- `--capture-click PATH`: one Next click of a fresh Chromium page on the shipped default model, as the BackMsg
-  the page sent (Playwright's websocket `framesent` event), written as JSON: tests/fixtures/next_click.json,
-  against which tests/test_load.py checks the load test's click message.
+- `--capture-click PATH`: one click on the hidden server-side Next button (the step bar that scripted clients
+  use; the stepper's own Next sends nothing) of a fresh Chromium page on the shipped default model, as the
+  BackMsg the page sent (Playwright's websocket `framesent` event), written as JSON:
+  tests/fixtures/next_click.json, against which tests/test_load.py checks the load test's click message.
 
     .venv/bin/python -m benchmarks.browser_load_test                # 3 pages x 20 steps, tiny random model
     .venv/bin/python -m benchmarks.browser_load_test --sessions 3 --model checkpoints/en-fr
@@ -34,9 +35,12 @@ import time
 from pathlib import Path
 
 from benchmarks.harness import (
+    CHIPS,
     ROOT,
     ROW_SHOWN,
     SOURCE_SHOWN,
+    STEPPER_FIRST,
+    STEPPER_NEXT,
     app_env,
     free_port,
     launch,
@@ -64,13 +68,14 @@ def model_env(model: str | None) -> tuple[dict[str, str], str]:
 
 
 class BrowserPage:
-    """One Chromium page on Explore, stepping with Next (and First step, untimed, at the run's end)."""
+    """One Chromium page on Explore, stepping with the stepper's Next (and First step, untimed, at the run's
+    end)."""
 
     def __init__(self, page, context):
         self.page, self.context = page, context
-        self.next = page.locator(".st-key-next button")
-        self.reset = page.locator(".st-key-reset button")
-        self.row = 0  # the attention chart's last drawn row (step - 1)
+        self.next = page.locator(STEPPER_NEXT)
+        self.reset = page.locator(STEPPER_FIRST)
+        self.row = 0  # the stepper's last drawn row (step - 1)
 
     @classmethod
     async def open(cls, browser, url: str, text: str | None = None, viewport=(1366, 768)) -> BrowserPage:
@@ -101,7 +106,7 @@ class BrowserPage:
             self.row = 0
 
     async def click_next(self) -> float:
-        """Click Next; seconds from the click until the chart has drawn the next row (call `ready` first)."""
+        """Click Next; seconds from the click until the stepper has drawn the next row (call `ready` first)."""
         t0 = time.perf_counter()
         await self.next.click(timeout=STEP_TIMEOUT_MS)
         await self.page.wait_for_function(ROW_SHOWN, arg=[self.row + 1], timeout=STEP_TIMEOUT_MS)
@@ -129,8 +134,8 @@ async def one_session(browser, url: str, steps: int, ready: asyncio.Event, start
             if await bp.next.is_disabled():
                 break  # the run ended before `steps` tokens
             latencies.append(await bp.click_next())
-        chips = await bp.page.locator(".st-key-prefix").inner_text()
-        return {"latencies": latencies, "errors": await bp.errors(), "prefix_chips": chips.count("\n") + 1}
+        chips = await bp.page.locator(CHIPS).count()
+        return {"latencies": latencies, "errors": await bp.errors(), "prefix_chips": chips}
     except Exception as exc:  # a timeout or a closed page is a failed session, reported, not a crashed run
         return {"latencies": latencies, "errors": 1, "failure": f"{type(exc).__name__}: {exc}"[:300]}
     finally:
@@ -187,7 +192,9 @@ def run(sessions: int = 3, steps: int = 20, model: str | None = None, text: str 
 
 # ---- a real click, captured ------------------------------------------------------------------------------------
 async def capture(url: str) -> dict:
-    """The BackMsg a fresh Chromium page sends for its first Next click on `url`, and what the click got back."""
+    """The BackMsg a fresh Chromium page sends for its first click on the server-side Next button on `url` (the
+    hidden step bar: a click event dispatched on it, as Chromium sends a user's click), and what the click got
+    back."""
     from google.protobuf import json_format
     from playwright.async_api import async_playwright
     from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -209,9 +216,12 @@ async def capture(url: str) -> dict:
             await page.goto(url, timeout=STEP_TIMEOUT_MS)
             await bp.next.wait_for(timeout=STEP_TIMEOUT_MS)
             await page.wait_for_function(ROW_SHOWN, arg=[0], timeout=STEP_TIMEOUT_MS)
+            await page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]",
+                                         timeout=STEP_TIMEOUT_MS)
             await page.wait_for_timeout(1000)  # late frames of the first run are not the click's
             mark = len(frames)
-            await bp.click_next()
+            await page.locator(".st-key-server_steps .st-key-next button").dispatch_event("click")
+            await page.wait_for_function(ROW_SHOWN, arg=[1], timeout=STEP_TIMEOUT_MS)  # the server's step, drawn
             await page.wait_for_timeout(1000)
             sent = [d for kind, d in frames[mark:] if kind == "sent"]
             got = [d for kind, d in frames[mark:] if kind == "got"]

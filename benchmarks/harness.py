@@ -29,9 +29,13 @@ from tests.support.browser import (
 )
 from tests.support.server import ROOT, app_env, free_port, serve, served, stop, wait_healthy
 
+# CSS: the stepper's Next and First step buttons on Explore (app/render/stepper; they step in the page, no script run)
+STEPPER_NEXT = "[data-testid=lens-stepper] .lens-next"
+STEPPER_FIRST = "[data-testid=lens-stepper] .lens-first"
+
 __all__ = ["ATTENTION", "CHIPS", "CHROMIUM", "DRAWN", "IDLE", "LAUNCH_ARGS", "ROOT", "ROW_SHOWN", "SOURCE_SHOWN",
-           "Clicks", "WebsocketBytes", "app_env", "browser_page", "cpu_seconds", "free_port", "launch", "percentile",
-           "rss_mb", "serve", "served", "stop", "time_next_clicks", "wait_healthy"]
+           "STEPPER_FIRST", "STEPPER_NEXT", "Clicks", "WebsocketBytes", "app_env", "browser_page", "cpu_seconds",
+           "free_port", "launch", "percentile", "rss_mb", "serve", "served", "stop", "time_next_clicks", "wait_healthy"]
 
 
 @dataclass
@@ -58,11 +62,12 @@ class Clicks:
 
 def time_next_clicks(page, n: int, *, meter: WebsocketBytes | None = None, settle_ms: int = 0,
                      timeout_ms: int = 120_000) -> Clicks:
-    """The step-click loop of a Playwright page on Explore that shows row 0 of its run: click Next n times, each
-    timed from the click until the attention chart has drawn the new row (`ROW_SHOWN`); at the run's last step,
-    Reset (untimed) and go on from row 0. With `meter`, also the websocket bytes received per click; then the
-    loop waits `settle_ms` before each click and after each draw so that late frames count for their click."""
-    nxt, reset = page.locator(".st-key-next button"), page.locator(".st-key-reset button")
+    """The step-click loop of a Playwright page on Explore that shows row 0 of its run: click the stepper's Next
+    n times, each timed from the click until the stepper has drawn the new row (`ROW_SHOWN`); at the run's last
+    step, First step (untimed) and go on from row 0. With `meter`, also the websocket bytes received per click;
+    then the loop waits `settle_ms` before each click and after each draw so that late frames count for their
+    click."""
+    nxt, reset = page.locator(STEPPER_NEXT), page.locator(STEPPER_FIRST)
     out = Clicks()
     step = 1
     while len(out.seconds) < n:
