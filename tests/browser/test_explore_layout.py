@@ -9,14 +9,15 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.explore_browser import open_page
-from tests.support.browser import ATTENTION, IDLE, ROW_SHOWN, launch
+from tests.support.browser import ATTENTION, CHIPS, IDLE, ROW_SHOWN, launch
 
 pytestmark = [pytest.mark.browser]
 
-FOLD = """() => { const box = e => { const r = document.querySelector(e).getBoundingClientRect();
+NEXT = "[data-testid=lens-stepper] .lens-next"  # the stepper's Next button
+# JS: the attention picture's box and the Next button's, and the window's size (px).
+FOLD = """([picture, next]) => { const box = e => { const r = document.querySelector(e).getBoundingClientRect();
     return [Math.round(r.left), Math.round(r.top), Math.round(r.right), Math.round(r.bottom)]; };
-    return {heatmap: box('.st-key-attention [data-testid=stEChartsChart]'), next: box('.st-key-next button'),
-            w: window.innerWidth, h: window.innerHeight}; }"""
+    return {heatmap: box(picture), next: box(next), w: window.innerWidth, h: window.innerHeight}; }"""
 
 
 def inside(box, w, h) -> bool:
@@ -27,7 +28,7 @@ def inside(box, w, h) -> bool:
 def test_heatmap_and_next_above_the_fold_while_stepping_by_keyboard(shipped_server, size):
     with open_page(shipped_server, *size) as page:
         page.wait_for_function(ROW_SHOWN, arg=[0], timeout=60_000)
-        first = page.evaluate(FOLD)
+        first = page.evaluate(FOLD, [ATTENTION, NEXT])
         print("fold", size, "first load", first)
         assert inside(first["heatmap"], *size) and inside(first["next"], *size), first
         # the hidden chunk preload (app/render/preload.py) takes no room: its layout wrapper is not laid out
@@ -41,7 +42,7 @@ def test_heatmap_and_next_above_the_fold_while_stepping_by_keyboard(shipped_serv
             page.wait_for_timeout(400)
         expect(page.get_by_text("Step 4 of", exact=False)).to_be_visible(timeout=30_000)
         page.wait_for_function(ROW_SHOWN, arg=[3], timeout=30_000)
-        after = page.evaluate(FOLD)
+        after = page.evaluate(FOLD, [ATTENTION, NEXT])
         print("fold", size, "after 3 x ArrowRight", after)
         assert inside(after["heatmap"], *size) and inside(after["next"], *size), after
 
@@ -105,6 +106,6 @@ def test_space_plays_and_pauses(shipped_server):
         expect(page.get_by_text("Step 3 of", exact=False)).to_be_visible(timeout=15_000)
         page.keyboard.press(" ")
         page.wait_for_timeout(1500)
-        held = page.locator(".st-key-prefix .lens-chip").count()
+        held = page.locator(CHIPS).count()
         page.wait_for_timeout(2500)
-        assert page.locator(".st-key-prefix .lens-chip").count() == held >= 3
+        assert page.locator(CHIPS).count() == held >= 3
