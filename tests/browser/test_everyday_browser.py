@@ -12,11 +12,12 @@ from tests.support.browser import CHIPS, IDLE, SOURCE_SHOWN
 from tests.support.server import ROOT, app_env
 
 pytestmark = [pytest.mark.browser]
+STEPPER = "[data-testid=lens-stepper]"
 UPDATE = os.environ.get("LENS_UPDATE_SCREENSHOT") == "1"
 QUESTION = "Where is the train station?"
-# JS: the step panel says "Step m of m" (the last step is shown).
-AT_END = """() => { const m = document.body.innerText.match(/Step (\\d+) of (\\d+)/);
-    return !!m && m[1] === m[2] && m[1] !== '1'; }"""
+# JS: Explore's stepper shows its last step (step m of m, more than one step).
+AT_END = """() => { const el = document.querySelector('[data-testid=lens-stepper]');
+    return !!el && !!el.dataset.m && el.dataset.step === el.dataset.m && el.dataset.m !== '1'; }"""
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +35,7 @@ def test_a_new_visitor_types_a_question_and_reads_french(visitor_server, tmp_pat
         box.press("Enter")
         page.wait_for_function(SOURCE_SHOWN, arg=["Whereisthetrainstation?"], timeout=60_000)
         page.locator(IDLE).wait_for(timeout=60_000)
-        page.locator(".st-key-end button").click()
+        page.locator(f"{STEPPER} .lens-last").click()
         page.wait_for_function(AT_END, timeout=60_000)
         page.locator(IDLE).wait_for(timeout=60_000)
         page.wait_for_timeout(800)
@@ -49,11 +50,13 @@ def test_a_new_visitor_types_a_question_and_reads_french(visitor_server, tmp_pat
 # 1366 x 768 and 1920 x 1080.
 LONG = ("When I was a child, my grandmother told me stories about the big old house near the river where she "
         "grew up many years ago.")
-# JS: per attention chart on the page, the boxes of its visible tick labels (texts that start with a position,
-# "3 ▁chat") and of its titles (every other visible text), to check that none of them overlap.
-CHART_TEXTS = """() => [...document.querySelectorAll('.st-key-attention [data-testid=stEChartsChart]')].map(chart =>
-  [...chart.querySelectorAll('svg text')].filter(t => getComputedStyle(t).display !== 'none'
-      && Number(t.getAttribute('opacity') ?? 1) > 0 && t.textContent.trim())
+# JS: per attention picture on the page (Explore's stepper), the boxes of its visible row and column labels (texts
+# that start with a position, "3 ▁chat") and of its panel titles, to check that none of them overlap. A column
+# label the stepper leaves unwritten for lack of room (.thin, transparent) or hides (past the step) is not shown.
+CHART_TEXTS = """() => [...document.querySelectorAll('.st-key-attention [data-testid=lens-stepper] .lens-picture')]
+  .map(chart => [...chart.querySelectorAll('.lens-q, .lens-k, .lens-ptitle')]
+    .filter(t => t.getClientRects().length && getComputedStyle(t).visibility !== 'hidden'
+      && !t.classList.contains('thin') && t.textContent.trim())
     .map(t => { const r = t.getBoundingClientRect();
       return {text: t.textContent, tick: /^\\d+ /.test(t.textContent), l: r.left, t: r.top, r: r.right,
               b: r.bottom}; })

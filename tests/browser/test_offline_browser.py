@@ -1,8 +1,8 @@
 """Nothing is fetched from outside the machine: in Chromium, every request that does not go to the
 app's own server (127.0.0.1) is recorded and refused, then each page is opened from a direct link and used a
-little (Explore: a head switched off, whose chart is plotly's; the Leakage lab's first plots; Alignment's drawings;
-Heads; Compare). Not one such request may be attempted, and no page may log a failed load other than the one
-Streamlit makes on purpose:
+little (Explore: its stepper's picture, a head switched off, whose chart is plotly's; the Leakage lab's first
+plots; Alignment's drawings; Heads; Compare). Not one such request may be attempted, and no page may log a failed
+load other than the one Streamlit makes on purpose:
 
 A direct link to a page (`/Leakage_lab`) makes Streamlit's front end probe `/Leakage_lab/_stcore/health` and
 `/Leakage_lab/_stcore/host-config` first (it does not know whether `Leakage_lab` is the app's base path: the
@@ -17,13 +17,13 @@ from urllib.parse import urlparse
 
 import pytest
 
-from tests.support.browser import IDLE, launch
+from tests.support.browser import ATTENTION, IDLE, launch
 
 pytestmark = [pytest.mark.browser]
 
 LOCAL = ("127.0.0.1",)
 PAGES = {  # direct link -> what its first view draws
-    "/?text=the%20cat%20sat%20.&view=head&kind=cross&layer=1&head=1&step=3": ".st-key-attention [data-testid=stEChartsChart]",  # noqa: E501
+    "/?text=the%20cat%20sat%20.&view=head&kind=cross&layer=1&head=1&step=3": f"{ATTENTION} canvas",
     "/Leakage_lab": "[data-testid=stPlotlyChart] .main-svg",
     "/Alignment": ".lens-svg svg",
     "/Heads": ".st-key-heads_rank button",
@@ -64,7 +64,7 @@ def test_every_page_works_with_nothing_fetched_from_outside(shipped_server):
                 page.goto(shipped_server + link)
                 page.locator(drawn).first.wait_for(timeout=120_000)
                 page.locator(IDLE).wait_for(timeout=120_000)
-                if link.startswith("/?"):  # plotly's chart, the one Explore draws besides ECharts
+                if link.startswith("/?"):  # plotly's chart, the one Explore draws besides its stepper
                     page.get_by_role("button", name="Switch this head off").click()
                     page.locator(".st-key-ablation [data-testid=stPlotlyChart] .main-svg").first.wait_for(timeout=120_000)  # noqa: E501
                     page.locator(IDLE).wait_for(timeout=120_000)
