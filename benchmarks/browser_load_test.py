@@ -260,8 +260,8 @@ def capture_click(out: Path) -> dict:
         stop(proc)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                             text=True).stdout.strip()
-    record = {"what": "the BackMsg Chromium sent for one Next click on Explore (first example of the default "
-                      "model, fresh page), captured from Playwright's websocket framesent event",
+    record = {"what": "the BackMsg Chromium sent for one click on Explore's hidden server-side Next (first example "
+                      "of the default model, fresh page), captured from Playwright's websocket framesent event",
               "how": "python -m benchmarks.browser_load_test --capture-click tests/fixtures/next_click.json",
               "captured": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
               "commit": commit, "streamlit": streamlit.__version__, **found}

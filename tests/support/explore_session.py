@@ -25,20 +25,32 @@ class ExploreView:
 
 
 def explore_view(page: dict) -> ExploreView:
-    """The Explore page's step counter, Next and First-step buttons and attention figure, found by text and key.
-    The one place to adapt when the page is reworked."""
+    """The Explore page's step counter, Next and First-step buttons and attention figure, found by text and key:
+    the step and the picture are the stepper component's (key "stepper", app/render/stepper: the step the server
+    gave it and its packed run), Next and First step the hidden server step bar's buttons (the stepper's own steps
+    happen in the browser). The one place to adapt when the page is reworked."""
     step = total = None
     for path in sorted(page):
         el = page[path].element
         if el.WhichOneof("type") == "markdown" and (m := STEP_TEXT.fullmatch(el.markdown.body)):
             step, total = int(m[1]), int(m[2])
-    figure = next((f for kind in ("echarts_chart", "plotly_chart") if (f := find(page, kind, key="attention"))), None)
+    figure = find(page, "bidi_component", key="stepper")
+    if figure is not None:
+        from attention_lens.app.render import stepper as packing
+
+        header, _ = packing.unpack(figure.element.bidi_component.bytes)
+        step, total = int(header["step"]), int(header["m"])
+    else:
+        figure = next((f for kind in ("echarts_chart", "plotly_chart") if (f := find(page, kind, key="attention"))),
+                      None)
     return ExploreView(step, total, find(page, "button", key="next"), figure, find(page, "button", key="reset"))
 
 
-def spec(shown: Shown) -> str:
-    """A chart element's spec (an ECharts option or a plotly figure, as JSON)."""
-    return getattr(shown.element, shown.element.WhichOneof("type")).spec
+def spec(shown: Shown) -> str | bytes:
+    """What a picture element draws: the stepper's packed run (bytes), or a chart's spec (an ECharts option or a
+    plotly figure, as JSON)."""
+    proto = getattr(shown.element, shown.element.WhichOneof("type"))
+    return proto.bytes if shown.element.WhichOneof("type") == "bidi_component" else proto.spec
 
 
 # ---- one protocol session ------------------------------------------------------------------------------------
