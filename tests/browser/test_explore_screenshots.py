@@ -15,9 +15,11 @@ from tests.support.server import ROOT
 pytestmark = [pytest.mark.browser]
 UPDATE = os.environ.get("LENS_UPDATE_SCREENSHOT") == "1"
 BLACK_CAT = "?text=the+black+cat+sat+on+the+mat+.&mode=greedy&step=5&kind=cross"
-# JS: the smallest font size (px) of the visible texts in the attention picture, the chips and the captions.
+# JS: the smallest font size (px) of the visible texts in the attention picture (the stepper's row and column
+# labels and panel titles), the chips, the labels and the captions.
 SMALLEST = """() => { const els = [...document.querySelectorAll(
-    ".st-key-attention svg text, .lens-chip, .lens-label, [data-testid='stMain'] [data-testid='stCaptionContainer']")]
+    ".lens-picture .lens-q, .lens-picture .lens-k, .lens-picture .lens-ptitle, .lens-chip, .lens-label, "
+    + ".lens-caption, [data-testid='stMain'] [data-testid='stCaptionContainer']")]
     .filter(e => e.textContent.trim() && e.getClientRects().length);
     return Math.min(...els.map(e => parseFloat(getComputedStyle(e).fontSize))); }"""
 

@@ -535,6 +535,21 @@ function drawSide(s) {
         ' the reference ', chip(st.reference), ` (p = ${pct(st.target_prob)}).`);
       out.push(v);
     }
+    if (h.source_share && h.source_share[t] !== undefined) {  // a contributions reading: source vs prefix
+      const v = Math.min(Math.max(h.source_share[t], 0), 1);
+      const share = el('div', 'lens-share');
+      share.dataset.source = String(h.source_share[t]);
+      share.setAttribute('role', 'img');
+      share.setAttribute('aria-label', `Step ${s.step}: ${pct(v)} from the source, ${pct(1 - v)} from the target prefix`);
+      const bar = el('span', 'lens-share-bar');
+      const fill = el('span', 'lens-share-source');
+      fill.style.width = `${v * 100}%`;
+      bar.appendChild(fill);
+      share.append(el('span', 'lens-label', 'source'), bar, el('span', 'lens-label', 'prefix'),
+        el('span', 'lens-share-text', `${pct(v)} source · ${pct(1 - v)} target prefix`));
+      out.push(share, el('p', 'lens-caption', 'Source vs target prefix: a norm-weighted decomposition of the '
+        + 'residual stream through the decoder layers (a simplified ALTI+, Ferrando et al. 2022).'));
+    }
   }
   if (!h.present || h.picture === 'next') {
     const topk = el('div', 'lens-topk');
