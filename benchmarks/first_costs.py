@@ -27,8 +27,11 @@ from benchmarks.harness import ATTENTION, IDLE, ROOT, app_env, free_port, launch
 
 TIMEOUT_MS = 120_000
 KEYS = ("first_page_s", "first_drawn_s", "export_s", "switch_off_s", "leakage_s")
-# JS: the attention chart has drawn (an SVG or a canvas in it, ECharts' aria label written).
-DRAWN = """() => { const el = document.querySelector('.st-key-attention [data-testid=stEChartsChart]');
+# JS: the attention picture has drawn: the stepper's canvases (app/render/stepper), or on a tree from before it
+# an ECharts chart with an SVG or a canvas in it and its aria label written.
+DRAWN = """() => { const s = document.querySelector('.st-key-attention [data-testid=lens-stepper]');
+    if (s) return !!s.dataset.step && !!s.querySelector('.lens-picture canvas');
+    const el = document.querySelector('.st-key-attention [data-testid=stEChartsChart]');
     return !!el && el.getAttribute('aria-busy') === 'false' && !!el.querySelector('svg, canvas'); }"""
 
 

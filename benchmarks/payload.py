@@ -12,7 +12,9 @@
   truncated to n tokens and greedy decoding writes m = n rows. Playwright types the source, clicks "Run to end"
   (every row revealed, the all-layers x heads grid of cross-attention) and then switches to decoder
   self-attention; for each, the bytes of the frames received between the click and the chart drawn with its
-  last row outlined, and the time that took.
+  last row outlined, and the time that took. Explore's stepper (app/render/stepper) holds the whole run in the
+  page, so "Run to end" is its Last button and receives nothing; the switch of kind is a script run that sends
+  the packed run again.
 
     .venv/bin/python -m benchmarks.payload [--sizes 64 256 512]
     .venv/bin/python -m benchmarks.payload --quick      # 2 x 4 heads at n = 8, 16; the browser at n = 16
@@ -97,15 +99,29 @@ LONG_SOURCE = " ".join(["the black cat sat on the mat near the bank of the river
 # row is outlined. Explore draws ECharts (app/render/echarts.py) and, for grids drawn as images, plotly: ECharts
 # says what it drew in its description (aria label: "48 panels, each ... Last query: 511 ... Keys: 0 <s>, ...").
 CHART = f".st-key-attention .js-plotly-plot, {ATTENTION}"
+# Explore's stepper (app/render/stepper) says the same in its picture's aria label, and stamps each draw
+# (data-drawn); its Last button steps in the page.
+STEPPER = ".st-key-attention [data-testid=lens-stepper]"
+LAST = f"{STEPPER} .lens-last, .st-key-end button"
 MARK = """() => { const gd = document.querySelector('.st-key-attention .js-plotly-plot');
     const ec = document.querySelector('.st-key-attention [data-testid=stEChartsChart]');
+    const st = document.querySelector('.st-key-attention [data-testid=lens-stepper]');
+    if (st) { window.lensBefore = st.dataset.drawn; return; }
     window.lensBefore = gd ? gd.data : ec ? ec.getAttribute('aria-label') + ec.innerHTML.length : null; }"""
-GRID = """([panels]) => { const gd = document.querySelector('.st-key-attention .js-plotly-plot');
+GRID = """([panels]) => { const st = document.querySelector('.st-key-attention [data-testid=lens-stepper]');
+    if (st) { const pic = st.querySelector('.lens-picture');
+        return !!pic && (pic.getAttribute('aria-label') || '').includes(panels + ' panels'); }
+    const gd = document.querySelector('.st-key-attention .js-plotly-plot');
     if (gd) return !!gd._fullLayout && gd.data.length >= panels;
     const ec = document.querySelector('.st-key-attention [data-testid=stEChartsChart]');
     const said = ec ? ec.getAttribute('aria-label') || '' : '';
     return said.includes(panels + ' panels'); }"""
 DRAWN = """([rows, panels, key0, key0text]) => {
+    const st = document.querySelector('.st-key-attention [data-testid=lens-stepper]');
+    if (st) { const pic = st.querySelector('.lens-picture'), said = pic && pic.getAttribute('aria-label') || '';
+        if (st.dataset.drawn === window.lensBefore || st.dataset.step !== String(rows)) return false;
+        return said.includes(panels + ' panels') && said.includes('Last query: ' + (rows - 1) + ' ')
+            && (!key0text || said.includes('Keys: ' + key0text + ',')); }
     const ec = document.querySelector('.st-key-attention [data-testid=stEChartsChart]');
     if (ec) { const said = ec.getAttribute('aria-label') || '';
         if (ec.getAttribute('aria-busy') !== 'false' || said + ec.innerHTML.length === window.lensBefore) return false;
@@ -155,7 +171,7 @@ def browser_bytes(folder: Path, rows: int, panels: int, timeout_s: float = 600) 
         box.wait_for(timeout=timeout_s * 1000)
         box.fill(LONG_SOURCE)
         box.press("Enter")
-        page.locator(".st-key-end button").wait_for(timeout=timeout_s * 1000)
+        page.locator(f"{LAST} >> visible=true").first.wait_for(timeout=timeout_s * 1000)
         page.locator(CHART).first.wait_for(timeout=timeout_s * 1000)
         # a long source (and a many-headed model) opens on one panel: switch to the grid once the page is idle
         # (a click during a rerun can land on a stale button and be lost), and wait until the grid is drawn
@@ -171,7 +187,7 @@ def browser_bytes(folder: Path, rows: int, panels: int, timeout_s: float = 600) 
                     page.screenshot(path=str(Path(folder) / "grid_not_drawn.png"))
                     raise
         for view, key0, action in (
-                ("cross_attention", "", lambda: page.locator(".st-key-end button").click()),
+                ("cross_attention", "", lambda: page.locator(f"{LAST} >> visible=true").first.click()),
                 ("decoder_self_attention", f"0 {bos}",
                  lambda: page.locator(".st-key-kind").get_by_text("Decoder", exact=True).click())):
             page.locator(IDLE).wait_for(timeout=timeout_s * 1000)
