@@ -11,50 +11,55 @@ import pytest
 
 from tests.browser import explore_browser as eb
 from tests.browser.explore_browser import open_page, overlapping
-from tests.support.browser import CHIPS, DRAWN, IDLE, ROW_SHOWN, launch
+from tests.support.browser import ATTENTION, CHIPS, DRAWN, IDLE, ROW_SHOWN, launch
 
 pytestmark = [pytest.mark.browser]
 
 SENTENCES = {5: "the cat sat .", 15: "the black cat sat on the mat near the bank of the river .",
              30: "the dog sat near the bank of the river . the black cat sat on the mat . the man found the bank . "
                  "the cat sat ."}  # 5, 15 and 29 source tokens (the end token counted)
-# JS: the one-head map's width (the union of its cells: the chart's visible filled paths that are neither the colour
-# bar's gradient nor a line), the width of the column it sits in, and the boxes of its tick labels (texts that start
-# with a position, "3 ▁chat"), visible ones only.
+# JS: the one-head map's width (its drawn cells), the width of the stepper's picture column it sits in (the step's
+# words beside it), and the boxes of its row and column labels ("3 ▁chat") as the screen shows them: each label's
+# text clipped to its own box, shown ones only (not hidden, not a column left unlabelled for room).
 MEASURE = """() => {
-  const chart = document.querySelector('.st-key-attention [data-testid=stEChartsChart]');
-  const column = chart.closest('[data-testid=stColumn]');
-  const cells = [...chart.querySelectorAll('svg path')].filter(p => {
-    const f = p.getAttribute('fill') || ''; const r = p.getBoundingClientRect();
-    return f && f !== 'none' && f !== 'transparent' && !f.startsWith('url') && r.width > 2 && r.height > 2
-      && Number(p.getAttribute('fill-opacity') ?? 1) > 0; });  // not the invisible hit boxes of titles and legend
-  const left = Math.min(...cells.map(c => c.getBoundingClientRect().left));
-  const right = Math.max(...cells.map(c => c.getBoundingClientRect().right));
-  const labels = [...chart.querySelectorAll('svg text')].filter(t => /^\\d+ /.test(t.textContent)
-      && getComputedStyle(t).display !== 'none' && Number(t.getAttribute('opacity') ?? 1) > 0)
-    .map(t => { const r = t.getBoundingClientRect();
-      return {text: t.textContent, l: r.left, t: r.top, r: r.right, b: r.bottom}; })
-    .filter(b => b.r - b.l > 0);
-  return {map: right - left, column: column.getBoundingClientRect().width, cells: cells.length, labels}; }"""
+  const stepper = document.querySelector('.st-key-attention [data-testid=lens-stepper]');
+  const column = stepper.querySelector('.lens-left');
+  const cells = stepper.querySelector('.lens-picture .lens-cells').getBoundingClientRect();
+  const labels = [...stepper.querySelectorAll('.lens-picture .lens-q, .lens-picture .lens-k')].filter(e => {
+      const st = getComputedStyle(e);
+      return st.display !== 'none' && st.visibility !== 'hidden' && !e.classList.contains('thin'); })
+    .map(e => { const box = e.getBoundingClientRect(); const range = document.createRange();
+      range.selectNodeContents(e); const ink = range.getBoundingClientRect();
+      return {text: e.textContent, l: Math.max(box.left, ink.left), t: Math.max(box.top, ink.top),
+              r: Math.min(box.right, ink.right), b: Math.min(box.bottom, ink.bottom)}; })
+    .filter(b => b.r - b.l > 0 && b.b - b.t > 0);
+  return {map: cells.width, column: column.getBoundingClientRect().width, labels}; }"""
+
+
+LAST_STEP_SHOWN = """() => { const el = document.querySelector('[data-testid=lens-stepper]');
+    return !!el && !!el.dataset.m && el.dataset.step === el.dataset.m && !!el.querySelector('canvas'); }"""
 
 
 @pytest.mark.parametrize("present", [False, True], ids=["normal", "presenter"])
 @pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)], ids=["1366", "1920"])
 def test_one_head_fills_its_column_and_no_tick_labels_overlap(shipped_server, size, present):
+    problems = []  # every sentence measured before the test fails, so its message names them all
     for n, text in SENTENCES.items():
         query = (f"/?text={quote(text)}&mode=greedy&kind=cross&view=head&layer=1&head=1&step=99"
                  + ("&present=1" if present else ""))
         with open_page(shipped_server, *size, query=query) as page:
             page.locator(IDLE).wait_for(timeout=60_000)
-            page.wait_for_function("""() => { const el = document.querySelector(
-                '.st-key-attention [data-testid=stEChartsChart]'); return el && el.querySelector('svg path'); }""",
-                                   timeout=60_000)
+            page.wait_for_function(LAST_STEP_SHOWN, timeout=60_000)  # step=99: the run's last step
             got = page.evaluate(MEASURE)
             print(size, "present" if present else "normal", n, round(got["map"]), round(got["column"]),
                   len(got["labels"]))
-            assert got["map"] >= 0.6 * got["column"], (n, got["map"], got["column"])
-            assert len(got["labels"]) >= 2, n
-            assert not overlapping(got["labels"]), (n, overlapping(got["labels"])[:5])
+            if got["map"] < 0.6 * got["column"]:
+                problems.append((n, "narrow", round(got["map"]), round(got["column"])))
+            if len(got["labels"]) < 2:
+                problems.append((n, "unlabelled", len(got["labels"])))
+            if overlapping(got["labels"]):
+                problems.append((n, "overlap", overlapping(got["labels"])[:5]))
+    assert not problems, problems
 
 
 def test_keyboard_stepping_survives_clicks_on_toggles(shipped_server):
@@ -82,6 +87,8 @@ def test_a_copied_link_reproduces_reading_forced_token_and_heads_off(shipped_ser
 
     with open_page(shipped_server, 1366, 768, query="/?text=the%20cat%20sat%20.&step=2&view=head") as page:
         page.wait_for_function(ROW_SHOWN, arg=[1], timeout=60_000)
+        page.locator(IDLE).wait_for(timeout=60_000)
+        page.get_by_text("Force another token at this step").click()  # its box is drawn once it is opened
         box = page.locator(".st-key-force_choice input")  # type a word outside the top candidates
         box.click()
         box.fill("▁chien")
@@ -131,25 +138,26 @@ def test_heads_opens_exactly_the_clicked_head_on_a_first_visit(shipped_server):
             page.locator(".st-key-open_dec_3_2 button").wait_for(timeout=120_000)
             page.locator(IDLE).wait_for(timeout=60_000)
             page.locator(".st-key-open_dec_3_2 button").click()
-            page.locator(".st-key-attention [data-testid=stEChartsChart]").wait_for(timeout=60_000)
+            page.locator(f"{ATTENTION} canvas").first.wait_for(timeout=60_000)
             page.locator(IDLE).wait_for(timeout=60_000)
             page.wait_for_function("() => location.search.includes('view=head')", timeout=30_000)
             query = page.evaluate("() => location.search")
             assert "kind=dec" in query and "layer=3" in query and "head=2" in query, query
-            label = page.locator(".st-key-attention [data-testid=stEChartsChart]").get_attribute("aria-label")
-            assert "layer 3 · head 2" in label, label
+            label = page.locator(ATTENTION).get_attribute("aria-label")  # the picture's description
+            assert label.startswith("Decoder self-attention · layer 3 · head 2:"), label
         finally:
             browser.close()
 
 
-# JS: where the tour's box and the one-head map's cells are on the screen (viewport px).
+# JS: where the tour's box and the map's drawn rows (every panel's cells) are on the screen (viewport px), and
+# the bottom of the picture's own box (a one-row view scrolls inside it: a row below it is not on the screen).
 TOUR_SEEN = """() => { const box = document.querySelector('.st-key-tour').getBoundingClientRect();
-  const chart = document.querySelector('.st-key-attention [data-testid=stEChartsChart]');
-  const cells = [...chart.querySelectorAll('svg path')].filter(p => (p.getAttribute('fill') || '').startsWith('rgb(')
-    && Number(p.getAttribute('fill-opacity') ?? 1) > 0 && p.getBoundingClientRect().width > 2)
-    .map(p => p.getBoundingClientRect());
+  const picture = document.querySelector('.st-key-attention [data-testid=lens-stepper] .lens-picture');
+  const cells = [...picture.querySelectorAll('.lens-cells')].map(c => c.getBoundingClientRect())
+    .filter(r => r.width > 2 && r.height > 2);
   return {box_top: box.top, box_bottom: box.bottom, top: Math.min(...cells.map(c => c.top)),
-          bottom: Math.max(...cells.map(c => c.bottom)), height: innerHeight}; }"""
+          bottom: Math.max(...cells.map(c => c.bottom)), picture_bottom: picture.getBoundingClientRect().bottom,
+          height: innerHeight}; }"""
 
 
 def test_each_tour_stop_on_explore_shows_its_picture_with_its_text_at_1366(shipped_server):
@@ -161,23 +169,15 @@ def test_each_tour_stop_on_explore_shows_its_picture_with_its_text_at_1366(shipp
             print(stop, seen)
             assert seen["box_top"] >= 0 and seen["box_bottom"] <= seen["top"], (stop, seen)  # text above, not over
             assert seen["bottom"] <= seen["height"], (stop, seen)  # every row of the map on the screen
+            assert seen["bottom"] <= seen["picture_bottom"] + 1, (stop, seen)  # not scrolled out of the picture
 
 
-# JS: the attention chart's panels (its cells, grouped where a gap of more than 4 px parts them from left to right):
-# each panel's width and height in px.
-PANELS = """() => {
-  const chart = document.querySelector('.st-key-attention [data-testid=stEChartsChart]');
-  const cells = [...chart.querySelectorAll('svg path')].filter(p => (p.getAttribute('fill') || '').startsWith('rgb(')
-    && Number(p.getAttribute('fill-opacity') ?? 1) > 0 && p.getBoundingClientRect().width > 2)
-    .map(p => p.getBoundingClientRect()).sort((a, b) => a.left - b.left);
-  const panels = [];
-  for (const c of cells) {
-    const p = panels[panels.length - 1];
-    if (p && c.left <= p.right + 4) { p.right = Math.max(p.right, c.right); p.top = Math.min(p.top, c.top);
-      p.bottom = Math.max(p.bottom, c.bottom); }
-    else panels.push({left: c.left, right: c.right, top: c.top, bottom: c.bottom});
-  }
-  return panels.map(p => ({w: p.right - p.left, h: p.bottom - p.top})); }"""
+# JS: the attention picture's panels, each one's drawn cells' width and height in px (the rows drawn so far; the
+# columns of the keys this step may see: decoder self-attention at step 1 draws one cell, the rest left blank).
+PANELS = """() => [...document.querySelectorAll('.st-key-attention [data-testid=lens-stepper] .lens-panel')]
+  .map(p => { const r = p.querySelector('.lens-cells').getBoundingClientRect();
+    const keys = p.querySelectorAll('.lens-k'), seen = p.querySelectorAll('.lens-k:not(.hidden)');
+    return {w: r.width * seen.length / keys.length, h: r.height}; })"""
 
 
 @pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)], ids=["1366", "1920"])
