@@ -332,8 +332,11 @@ function layout(s) {
   const minCell = F + 3; // a cell wide enough for its key's label, turned upright
   const perRow = Math.max(1, Math.min(natural, Math.floor((avail + gap) / (k.length * minCell + gap))));
   s.perRow = perRow;
-  const cellW = Math.max(2, Math.min(48, (avail - gap * (perRow - 1)) / perRow / k.length));
+  // cells grow to fill the column (a short sentence is a picture the class can read from the back, not a strip
+  // in its left quarter); their height stays capped, so a long run still fits above the fold
+  const cellW = Math.max(2, (avail - gap * (perRow - 1)) / perRow / k.length);
   const cellH = Math.max(F + 5, Math.min(40, cellW));
+  const tallest = Math.max(cellH * q.length, minPanelH(k.length * cellW));
   const keyW = measure(k, F);
   const upright = keyW + 6 > cellW;
   const every = upright ? Math.max(1, Math.ceil((F + 2) / cellW)) : 1;
@@ -369,9 +372,9 @@ function layout(s) {
       const canvas = el('canvas');
       const dpr = window.devicePixelRatio || 1;
       canvas.width = Math.round(cellW * k.length * dpr);
-      canvas.height = Math.round(cellH * q.length * dpr);
+      canvas.height = Math.round(tallest * dpr);
       canvas.style.width = `${cellW * k.length}px`;
-      canvas.style.height = `${cellH * q.length}px`;
+      canvas.style.height = `${tallest}px`;
       canvas.setAttribute('aria-hidden', 'true');
       const outline = el('div', 'lens-outline');
       outline.style.width = `${cellW * k.length}px`;
@@ -396,7 +399,20 @@ function layout(s) {
     }
     s.picture.appendChild(row);
   }
-  s.geometry = { q, k, cellW, cellH, F };
+  s.geometry = { q, k, cellW, cellH, rowH: cellH, F };
+}
+
+// The least height of a panel drawn `width` px wide: 0.4 of its width, so a map of one or two rows still reads
+// as a picture, not a flat strip; at most 0.45 of the window's height, so it stays above the fold.
+function minPanelH(width) {
+  return Math.min(0.4 * width, 0.45 * (window.innerHeight || 768));
+}
+
+// The height of a row when `rows` rows of `keys` keys are shown: the layout's cell height, taller while there
+// are too few rows for the panel to be 0.4 as tall as it is wide.
+function rowHeight(s, rows, keys) {
+  const { cellW, cellH } = s.geometry;
+  return Math.max(cellH, Math.ceil(minPanelH(keys * cellW) / Math.max(1, rows))); // whole px: never under
 }
 
 // ---- drawing a step ------------------------------------------------------------------------------------------
@@ -425,8 +441,10 @@ function zmaxOf(s) {
 
 function drawPicture(s) {
   layout(s);
-  const h = s.header, { cellW, cellH } = s.geometry;
+  const h = s.header, { cellW } = s.geometry;
   const rows = shownRows(s), keys = shownKeys(s);
+  const cellH = rowHeight(s, rows, keys);
+  s.geometry.rowH = cellH;
   const z = zmaxOf(s);
   s.zmax = z;
   const now = h.kind === 'encoder_self_attention' ? null : s.step - 1;
@@ -461,6 +479,8 @@ function drawPicture(s) {
     p.box.dataset.row = JSON.stringify(current);
     p.box.dataset.layer = String(p.layer + 1);
     p.box.dataset.heads = p.heads.map((x) => x + 1).join(',');
+    p.outline.style.height = `${cellH}px`;
+    for (const d of p.qEls) { d.style.height = `${cellH}px`; d.style.lineHeight = `${cellH}px`; }
     p.outline.style.display = now === null ? 'none' : 'block';
     if (now !== null) p.outline.style.top = `${now * cellH}px`;
     p.qEls.forEach((d, i) => d.classList.toggle('hidden', i >= rows));
@@ -619,7 +639,7 @@ function hover(s, e) {
   const p = s.panels.find((x) => e.composedPath().includes(x.canvas));
   if (!p) { s.tip.style.display = 'none'; return; }
   const r = p.canvas.getBoundingClientRect();
-  const ki = Math.floor((e.clientX - r.left) / g.cellW), qi = Math.floor((e.clientY - r.top) / g.cellH);
+  const ki = Math.floor((e.clientX - r.left) / g.cellW), qi = Math.floor((e.clientY - r.top) / g.rowH);
   if (qi < 0 || ki < 0 || qi >= shownRows(s) || ki >= shownKeys(s)) { s.tip.style.display = 'none'; return; }
   const v = valueAt(s, p, qi, ki);
   const err = s.header.max_error;
