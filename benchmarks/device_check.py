@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
 
@@ -190,7 +189,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--heads-pairs", type=int, default=20, help="pairs the Heads ranking runs over")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
-    sys.path.insert(0, str(ROOT))
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     gpu = torch.cuda.is_available()

@@ -75,6 +75,13 @@ SUITE = (
     Benchmark("stepper_bench", "How many bytes is a whole run in the browser's stepper, and what does a step cost "
               "there against a server run per step (click to row, a held key, server CPU, a burst of pages)?",
               quick=("--bytes-only",)),
+    Benchmark("heads_speed", "How much faster is the Heads ranking with many heads off in one batched pass than with "
+              "one pass per head, on the same pairs (old and new in one run)?",
+              quick=("--model", "checkpoints/everyday-en-fr", "--pairs", "4")),
+    Benchmark("corpus_memory", "Does the peak memory of eval, heads and trace --data stay flat as the file grows?",
+              quick=("--lines", "20", "--commands", "eval")),
+    Benchmark("dtype_attention", "How far do float16 and bfloat16 move the attention weights from float32?",
+              quick=("--quick",)),
     Benchmark("export_speed", "How long does a PNG or SVG export of a view take?"),
     Benchmark("page_times", "How long does a student wait for Explore, Broken models and Alignment to draw?"),
     Benchmark("first_costs", "What does a fresh server's first export, head switch and Leakage lab cost, with "

@@ -17,7 +17,9 @@ from benchmarks import run_all
 from tests.fixtures.checkpoints import ROOT
 
 # Modules of benchmarks/ that are not benchmarks: the package, the shared harness and the suite's runner.
-NOT_BENCHMARKS = {"__init__", "harness", "run_all"}
+# device_check and gpu_train_everyday are scripts for a lent GPU (their CPU rehearsals: device_check --quick,
+# tests/builtin/test_train_device.py), too long for the quick suite.
+NOT_BENCHMARKS = {"__init__", "harness", "run_all", "device_check", "gpu_train_everyday"}
 SECTIONS = ["## 1. Step-through", "## 2. Attention capture", "## 3. Our engine against Hugging Face",
             "## 4. A step click", "## 5. Bytes sent to the browser", "## Every other benchmark"]
 
