@@ -18,29 +18,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 
 from attention_lens.model.aligner import align_pairs, default_backend
 from attention_lens.model.analysis.alignment import format_pharaoh, run_alignment
 from attention_lens.model.corpora import Example, read_tsv
 from attention_lens.model.corpora.grouped_split import PROJECT, split_by_sentence
 from attention_lens.model.engine.loader import load_engine
-
-ELIDED = {"l": "le", "d": "de", "j": "je", "n": "ne", "qu": "que", "s": "se", "c": "ce", "m": "me", "t": "te",
-          "jusqu": "jusque", "lorsqu": "lorsque", "puisqu": "puisque"}
-CONTRACTED = {"du": "de le", "au": "à le", "aux": "à les", "des": "de les"}
-TOKEN = re.compile(r"\w+(?:-\w+)*|[^\w\s]", re.UNICODE)
-
-
-def gold_form(text: str, french: bool) -> str:
-    """`L'homme n'a pas vu.` -> `le homme ne a pas vu .` (French); `Don't go!` -> `don ' t go !`."""
-    text = text.lower().replace("\u2019", "'")
-    if french:
-        text = re.sub(r"\b(" + "|".join(ELIDED) + r")'", lambda m: ELIDED[m.group(1)] + " ", text)
-    words = TOKEN.findall(text)
-    if french:
-        words = [w for word in words for w in CONTRACTED.get(word, word).split()]
-    return " ".join(words)
+from hansards_aer import gold_style  # the sibling script: French and English as the Hansards gold writes them
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     out = {"model": args.model, "method": method, "backend": args.backend or default_backend()}
     start = load_engine(PROJECT / card["init_from"]["path"]) if args.start else None
     for form in args.forms:
-        pairs = rows if form == "typed" else [(gold_form(s, src_fr), gold_form(t, tgt_fr)) for s, t in rows]
+        pairs = rows if form == "typed" else [(gold_style(s, src_fr), gold_style(t, tgt_fr)) for s, t in rows]
         links = align_pairs(pairs, args.backend)
         gold = [Example(s, t, format_pharaoh(lk)) for (s, t), row, lk in zip(pairs, rows, links)
                 if row in test and lk]

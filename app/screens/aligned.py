@@ -16,8 +16,7 @@ SUFFIX = "-aligned"
 
 def guided(engine) -> dict[str, Any] | None:
     """The card's guided_alignment entry, when it names the supervised head's method."""
-    card = getattr(engine, "card", None)
-    entry = card.get("guided_alignment") if isinstance(card, dict) else None
+    entry = engine.card.get("guided_alignment")
     return entry if isinstance(entry, dict) and isinstance(entry.get("method"), str) else None
 
 
