@@ -85,7 +85,8 @@ def file_stem(model_key: str, trace: Trace, step: int, kind: str | None = None) 
 def image_title(model_key: str, kind: str, view: str, layer: int, head: int, step: int) -> str:
     """The title a picture carries out of the app: model, kind, layer and head (1-based, as on the page) or
     the view, and the step."""
-    which = f"layer {layer + 1} · head {head + 1}" if view == "head" else VIEW_NAMES.get(view, view)
+    which = (f"layer {layer + 1} · head {head + 1}" if view == "head" else f"layer {layer + 1} · every head"
+             if view == "layer" else VIEW_NAMES.get(view, view))
     return f"{model_key} · {views.KINDS[kind]} · {which} · step {step}"
 
 

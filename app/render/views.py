@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 KINDS = {"cross_attention": "Cross-attention", "decoder_self_attention": "Decoder self-attention",
          "encoder_self_attention": "Encoder self-attention"}
-VIEWS = {"grid": "All layers × heads", "head": "One head", "mean": "Mean over heads"}
+VIEWS = {"grid": "All layers × heads", "layer": "One layer's heads", "head": "One head", "mean": "Mean over heads"}
 
 
 @dataclass(frozen=True)
@@ -54,7 +54,8 @@ def at_step(trace: Trace, kind: str, step: int) -> Slice:
 
 def attention_figure(trace: Trace, kind: str, view: str, step: int, layer: int = 0, head: int = 0,
                      scale: str = "fixed") -> go.Figure:
-    """view: "grid" (every layer x head), "head" (one, large) or "mean" (over heads, one per layer).
+    """view: "grid" (every layer x head), "layer" (the heads of `layer`, one row), "head" (one, large) or "mean"
+    (over heads, one per layer).
     scale: "fixed" (0-1) or "stretch" (0 to the largest weight shown)."""
     s = at_step(trace, kind, step)
     w = s.weights
@@ -62,6 +63,8 @@ def attention_figure(trace: Trace, kind: str, view: str, step: int, layer: int =
         w = w[layer, head]
     elif view == "mean":
         w = w.mean(axis=1)[None]  # (1, L, q, k): one row, a column per layer
+    elif view == "layer":
+        w = w[layer][None]  # (1, h, q, k): one row, a column per head
     elif view != "grid":
         raise ValueError(f"unknown view {view!r}")
     row = None if kind == "encoder_self_attention" else step - 1  # outline the row this step computed
@@ -77,4 +80,7 @@ def attention_figure(trace: Trace, kind: str, view: str, step: int, layer: int =
         return figures.grid(w, s.q_labels, s.k_labels, mask=s.mask, zmax=zmax, row_names=[""],
                             col_names=[f"layer {i + 1} (mean of heads)" if w.shape[1] == 1 else f"layer {i + 1}"
                                        for i in range(w.shape[1])], highlight_row=row)
+    if view == "layer":
+        return figures.grid(w, s.q_labels, s.k_labels, mask=s.mask, zmax=zmax, row_names=[f"layer {layer + 1}"],
+                            highlight_row=row)
     return figures.grid(w, s.q_labels, s.k_labels, mask=s.mask, zmax=zmax, highlight_row=row)

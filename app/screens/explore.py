@@ -137,8 +137,9 @@ def fast_view(engine, model_key: str, trace) -> tuple[str, tuple, str] | None:
     layers, heads = max(engine.n_encoder_layers, engine.n_decoder_layers), engine.n_heads
     if layers * heads > GRID_PANELS:
         return "mean", ("panels", model_key), (
-            f"This model has {layers} × {heads} heads per kind: the page opens on the mean of the heads, one panel, "
-            f"which steps faster; the grid of all {layers * heads} heads is one click away (slower to step).")
+            f"This model has {layers} × {heads} heads per kind: the page opens on the mean of the heads, one panel "
+            f"per layer, which steps faster. A layer's name shows its {heads} heads; the Heads button picks any "
+            f"head in two clicks; the grid of all {layers * heads} heads is one click away (slower to step).")
     return None
 
 

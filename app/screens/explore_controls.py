@@ -20,7 +20,7 @@ MODES = {"greedy": "Greedy", "beam": "Beam search", "sample": "Sampling", "teach
 KINDS, VIEWS = views.KINDS, views.VIEWS
 KIND_SHORT = {"cross_attention": "Cross", "decoder_self_attention": "Decoder",
               "encoder_self_attention": "Encoder"}
-VIEW_SHORT = {"grid": "Grid", "head": "Head", "mean": "Mean"}
+VIEW_SHORT = {"grid": "Grid", "layer": "Layer", "head": "Head", "mean": "Mean"}
 DEFAULT_VIEW = "grid"  # unless the run is too big for it (explore.fast_view)
 K_MODE, K_STEP, K_FORCED, K_RUN = "mode", "step", "forced", "run_key"
 K_KIND, K_VIEW, K_LAYER, K_HEAD, K_SCALE, K_BEAM = "kind", "view", "layer", "head", "scale", "beam"
@@ -192,11 +192,13 @@ def view_ui(engine, cols) -> tuple[str, str, int, int, str]:
     cols[1].segmented_control("Heads", list(VIEWS), key=K_VIEW, format_func=VIEW_SHORT.get, required=True,
                               label_visibility="collapsed",
                               on_change=_copy, args=(K_VIEW, K_VIEW_KEEP, VIEWS),
-                              help="Grid: every layer × head. One head: a single map, large. Mean: over heads.")
+                              help="Grid: every layer × head. Layer: the heads of one layer. One head: a single "
+                                   "map, large. Mean: over heads. The stepper's Heads button picks any of them.")
     n_layers = engine.n_encoder_layers if kind == "encoder_self_attention" else engine.n_decoder_layers
     layers, heads = range(n_layers), range(engine.n_heads)
     layer = _seed(K_LAYER, K_LAYER_KEEP, layers, 0)
-    cols[2].selectbox("Layer", layers, key=K_LAYER, format_func=lambda i: f"L{i + 1}", disabled=view != "head",
+    cols[2].selectbox("Layer", layers, key=K_LAYER, format_func=lambda i: f"L{i + 1}",
+                      disabled=view not in ("head", "layer"),
                       label_visibility="collapsed", on_change=_copy, args=(K_LAYER, K_LAYER_KEEP, layers))
     head = _seed(K_HEAD, K_HEAD_KEEP, heads, 0)
     cols[3].selectbox("Head", heads, key=K_HEAD, format_func=lambda i: f"H{i + 1}", disabled=view != "head",

@@ -17,7 +17,7 @@ from attention_lens.app.screens import explore_controls as ctl
 from attention_lens.app.services import CODE_OF, KIND_CODES, MODES
 from attention_lens.app.state import CUSTOM, K_LINKED_TEXT, K_MODEL, K_PRESET, K_SOURCE, K_TARGET, presets
 
-VIEWS = ("grid", "head", "mean")
+VIEWS = ("grid", "layer", "head", "mean")
 ORDER = ("model", "text", "target", "mode", "beam", "temperature", "top_k", "seed", "src_lang", "tgt_lang", "step",
          "kind", "view",
          "layer", "head", "reading", "forced", "off", "present")

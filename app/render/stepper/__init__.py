@@ -192,6 +192,8 @@ def picture(header: dict, arrays: dict[str, np.ndarray], step: int) -> dict:
     if view == "head":
         layer, head = min(header["layer"], L - 1), min(header["head"], H - 1)
         shown = [(layer, [head])]
+    elif view == "layer":  # one layer's heads, side by side
+        shown = [(min(header["layer"], L - 1), [head]) for head in range(H)]
     elif view == "mean":
         shown = [(layer, list(range(H))) for layer in range(L)]
     else:
