@@ -113,7 +113,7 @@ def test_teacher_forcing_shows_the_masked_future(forced):
     assert len(mask_traces(fig)) == len(weight_traces(fig)) == 2 * 4
 
 
-@pytest.mark.parametrize("view,count", [("grid", 8), ("head", 1), ("mean", 2)])
+@pytest.mark.parametrize("view,count", [("grid", 8), ("layer", 4), ("head", 1), ("mean", 2)])
 def test_attention_figure_views(greedy, view, count):
     fig = views.attention_figure(greedy, "cross_attention", view, 3, layer=1, head=2)
     traces = weight_traces(fig)
@@ -121,8 +121,23 @@ def test_attention_figure_views(greedy, view, count):
     assert all(np.asarray(t.z).shape == (3, greedy.n) for t in traces)
     if view == "head":
         assert np.allclose(np.asarray(traces[0].z), greedy.cross_attention[1, 2, :3])
+    if view == "layer":  # layer 2's heads in order
+        for j, t in enumerate(traces):
+            assert np.allclose(np.asarray(t.z), greedy.cross_attention[1, j, :3])
     if view == "mean":
         assert np.allclose(np.asarray(traces[0].z), greedy.cross_attention[0, :, :3].mean(0))
+
+
+def test_the_stepper_draws_one_layers_heads_in_the_layer_view(greedy):
+    from attention_lens.app.render import stepper
+
+    extra = {"kind": "cross_attention", "view": "layer", "layer": 1, "head": 0}
+    header, arrays = stepper.unpack(stepper.pack(greedy, extra=extra))
+    spec = stepper.picture(header, arrays, 3)
+    panels = [d for d in spec["data"] if d["hovertemplate"] == "weight"]
+    assert [(d["layer"], d["heads"]) for d in panels] == [(1, [j]) for j in range(4)]
+    for j, d in enumerate(panels):
+        assert np.allclose(d["z"], greedy.cross_attention[1, j, :3], atol=5e-4)
 
 
 def test_stretched_colour_scale(greedy):
