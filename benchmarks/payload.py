@@ -177,7 +177,7 @@ def browser_bytes(folder: Path, rows: int, panels: int, timeout_s: float = 600) 
         # (a click during a rerun can land on a stale button and be lost), and wait until the grid is drawn
         for attempt in range(3):  # a click that still landed on a stale button is clicked again
             page.locator(IDLE).wait_for(timeout=timeout_s * 1000)
-            page.locator(".st-key-view").get_by_text("Grid", exact=True).click()
+            page.locator("[data-testid=lens-stepper] .lens-views button[data-value=grid]").click()
             try:
                 page.wait_for_function(GRID, arg=[panels], timeout=timeout_s * 1000 / 3)
                 break
@@ -189,7 +189,8 @@ def browser_bytes(folder: Path, rows: int, panels: int, timeout_s: float = 600) 
         for view, key0, action in (
                 ("cross_attention", "", lambda: page.locator(f"{LAST} >> visible=true").first.click()),
                 ("decoder_self_attention", f"0 {bos}",
-                 lambda: page.locator(".st-key-kind").get_by_text("Decoder", exact=True).click())):
+                 lambda: page.locator("[data-testid=lens-stepper] .lens-kinds "
+                                      "button[data-value=decoder_self_attention]").click())):
             page.locator(IDLE).wait_for(timeout=timeout_s * 1000)
             page.wait_for_timeout(500)
             page.evaluate(MARK)

@@ -43,9 +43,10 @@ K_PICTURE, K_NOTE = "present_picture", "preset_note"
 K_SHARE_OPEN = "share_open"  # the Copy link popover is open
 K_FORCE_OPEN = "force_open"  # the force box's expander is open
 # Open, these show something of the step on screen that only the server computes: the stepper reports every step
-# to the server while one is (the KV cache, the logit lens / saliency toggles, the exports, the link, forcing),
-# and in beam search, whose table of live beams follows the step.
-STEP_PANELS = (K_SHARE_OPEN, K_FORCE_OPEN, kv_cache.K_OPEN, why.K_LENS, why.K_SALIENCY, panels.K_EXPORT_OPEN)
+# to the server while one is (the KV cache, the saliency toggle, the exports, the link, forcing), and in beam
+# search, whose table of live beams follows the step. The logit lens is not among them: every step's table is on
+# the page while it is on, and the stepper shows the step on screen's (explore_stepper.per_step_html).
+STEP_PANELS = (K_SHARE_OPEN, K_FORCE_OPEN, kv_cache.K_OPEN, why.K_SALIENCY, panels.K_EXPORT_OPEN)
 K_PRESET_SEEN = url.K_PRESET_SEEN
 
 
@@ -165,6 +166,14 @@ def run_or_stop(model_key: str, source: str, target: str | None, options: Decode
         st.stop()
 
 
+def _head_off(model_key: str, engine, name: str) -> None:
+    """The stepper's "Switch this head off" (name kind:layer:head, 1-based): that head off for this model, if it has
+    it and it is not off already."""
+    off = analysis.ablated(model_key)
+    if name in services.head_names(engine) and name not in off:
+        analysis.set_ablated(model_key, (*off, name))
+
+
 def stepper(model_key: str, source: str, target: str | None, options: DecodeOptions) -> None:
     """The view pickers, the stepper (app/screens/explore_stepper: it steps in the browser) and the panels that
     need the server at a step. A fragment: a view switch, or the step the stepper reports, reruns only this
@@ -182,23 +191,27 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
         pick = st.selectbox("Hypothesis", range(len(trace.beams)), key=ctl.K_BEAM, format_func=titles.__getitem__)
         shown = trace.beams[pick]
     ss = st.session_state
-    kind, view, layer, head, scale = ctl.view_ui(engine, st.columns([2.6, 2.0, 0.8, 0.8, 0.9],
-                                                                      vertical_alignment="center"))
+    row = st.columns([2.2, 1.0, 1.4, 1.2], vertical_alignment="center")
+    # Kind, view, layer and head are switched in the stepper (drawn in the browser, nothing sent); the server
+    # hears them with the step. Their Streamlit twins, hidden, are for scripted clients and AppTest.
+    with st.container(key="server_view"):
+        kind, view, layer, head, scale = ctl.view_ui(engine, [*st.columns(4), row[1]])
     rule = fast_view(engine, model_key, trace)
-    if rule and view == rule[0]:  # why this run is not on the grid
-        st.caption(f":material/speed: {rule[2]}")
-    row = st.columns([2.2, 1.4, 1.2], vertical_alignment="center")
+    note, note_kind = ss.get(K_NOTE) or (None, None)
+    with st.container(key="server_view_notes"):  # hidden: the stepper shows these for the view on screen
+        if rule and view == rule[0]:  # why this run is not on the grid
+            st.caption(f":material/speed: {rule[2]}")
     reading = analysis.reading_ui(row[0])  # weights / norm-weighted / rollout (E-CONTRIB)
     if reading != "weights":
         full = run_or_stop(model_key, source, target, replace(options, contributions=True))
         shown = analysis.as_reading(full, shown, reading)
     picture = "attention"
     if present:  # one picture at a time
-        picture = row[1].segmented_control("Picture", ["attention", "next"], key=K_PICTURE, required=True,
+        picture = row[2].segmented_control("Picture", ["attention", "next"], key=K_PICTURE, required=True,
                                            default="attention", label_visibility="collapsed",
                                            format_func={"attention": "Attention", "next": "Next token"}.get)
     # drawn only when opened (key + on_change): the link in it is for the step the stepper reported
-    share = row[2].popover(":material/link: Copy link", width="stretch", key=K_SHARE_OPEN, on_change="rerun")
+    share = row[3].popover(":material/link: Copy link", width="stretch", key=K_SHARE_OPEN, on_change="rerun")
     with st.container(key="server_steps"):  # hidden: the step as server widgets, for scripted clients
         step = ctl.step_bar(shown.m)
     forced_ids = tuple(ss.get(ctl.K_FORCED, ())) if not teacher else ()
@@ -208,14 +221,18 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
         step = explore_stepper.draw(
             shown, run_key, step, teacher=teacher, special=engine.special_pieces(), n_forced=forced, kind=kind,
             view=view, layer=layer, head=head, scale=scale, present=present, picture=picture,
-            caption=CAPTIONS[kind], source_share=share_of,
-            sync=(options.mode == "beam" and not present) or any(ss.get(k) for k in STEP_PANELS))
+            caption=CAPTIONS[kind], captions=CAPTIONS, source_share=share_of,
+            sync=(options.mode == "beam" and not present) or any(ss.get(k) for k in STEP_PANELS),
+            notes={"fast_note": {"view": rule[0], "text": rule[2]} if rule else None,
+                   "note": {"text": note, "kind": note_kind} if note else None,
+                   "off": list(analysis.ablated(model_key)), "head_off": picture != "next"},
+            on_head_off=lambda name: _head_off(model_key, engine, name))
     if picture != "next":
-        if view == "head":
-            analysis.head_off_button(model_key, kind, layer, head)
-        note, note_kind = ss.get(K_NOTE) or (None, None)
-        if note and note_kind in (None, services.CODE_OF[kind]):
-            st.caption(f":material/lightbulb: {state.text(note)}")
+        with st.container(key="server_view_notes_2"):  # hidden, as above: the stepper draws them
+            if view == "head":
+                analysis.head_off_button(model_key, kind, layer, head)
+            if note and note_kind in (None, services.CODE_OF[kind]):
+                st.caption(f":material/lightbulb: {state.text(note)}")
     if not present:
         if not teacher:
             force = st.expander("Force another token at this step", icon=":material/alt_route:", key=K_FORCE_OPEN,

@@ -42,6 +42,8 @@ CSS = """<style>
 .lens-chip.special{font-style:italic;color:#7b8794;background:#f5f7fa;border-style:dotted}
 .lens-label{color:#52606d;font-size:.85em;margin-right:.4em}
 .st-key-server_steps,[data-testid=stLayoutWrapper]:has(> .st-key-server_steps){display:none}
+.st-key-server_view,[data-testid=stLayoutWrapper]:has(> .st-key-server_view),[class*=st-key-server_view_notes],
+[data-testid=stLayoutWrapper]:has(> [class*=st-key-server_view_notes]){display:none}
 @media (min-width:1700px){.block-container{font-size:1.1rem}.lens-chip{font-size:1.05em}}
 .st-key-stepbar button{padding-left:.5rem;padding-right:.5rem}
 .st-key-stepbar button [data-testid='stMarkdownContainer']{position:absolute;width:1px;height:1px;overflow:hidden;

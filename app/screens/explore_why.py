@@ -12,6 +12,7 @@ import streamlit as st
 from attention_lens.app import exports, services, state
 from attention_lens.app.render import why
 from attention_lens.app.screens import explore_controls as ctl
+from attention_lens.app.screens import explore_stepper
 from attention_lens.app.services import DecodeOptions, ModelInputError, Trace
 
 K_LENS, K_SALIENCY, K_SALIENCY_METHOD = "why_lens", "why_saliency", "why_saliency_method"
@@ -42,16 +43,14 @@ def why_panel(model_key: str, source: str, target: str | None, options: DecodeOp
     if not (lens_on or saliency_on):
         return
     t = step - 1
-    chosen = shown.steps[t].token
     try:
         run = _run(model_key, source, target, options, shown, lens=lens_on, saliency=saliency_on)
     except ModelInputError as exc:
         st.info(state.text(exc))
         return
-    if lens_on and run.lens is not None:
+    if lens_on and run.lens is not None:  # every step's table at once: the stepper shows the step on screen's
         with st.container(key="why_lens_panel"):
-            st.markdown(f"**Logit lens at step {step}**: {state.text(why.lens_summary(run.lens, t, chosen))}")
-            st.html(why.lens_html(run.lens, t, chosen, escape=state.text))
+            st.html(explore_stepper.per_step_html([lens_block(run, u) for u in range(run.m)]))
     if saliency_on and run.saliency is not None:
         row = run.saliency["steps"][t]
         method = cols[2].segmented_control("Attribution", list(METHODS), key=K_SALIENCY_METHOD, default="source",
@@ -64,6 +63,14 @@ def why_panel(model_key: str, source: str, target: str | None, options: DecodeOp
         st.plotly_chart(why.agreement_grid(row["spearman"]), key="why_agreement", theme=None,
                         config={"displayModeBar": False})
     downloads(run, model_key, step)
+
+
+def lens_block(run: Trace, t: int) -> str:
+    """The logit lens of step t + 1: its one-line summary and its table."""
+    chosen = run.steps[t].token
+    summary = state.text(why.lens_summary(run.lens, t, chosen))
+    return (f"<p class='lens-why-head'><b>Logit lens at step {t + 1}</b>: {summary}</p>"
+            + why.lens_html(run.lens, t, chosen, escape=state.text))
 
 
 def downloads(run: Trace, model_key: str, step: int) -> None:

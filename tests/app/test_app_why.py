@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from attention_lens.app import state
 from attention_lens.app.render import why
+from attention_lens.app.screens import explore_why
 from attention_lens.app.screens.explore_why import K_LENS, K_SALIENCY
 from attention_lens.model.engine import DecodeOptions
 from streamlit.testing.v1 import AppTest
@@ -30,7 +31,10 @@ def test_lens_and_saliency_at_the_step(app, tiny_engine):
     app.toggle(key=K_SALIENCY).set_value(True).run()
     assert not app.exception
     chosen = trace.steps[step - 1].token
-    assert why.lens_html(trace.lens, step - 1, chosen, escape=state.text) in [h.proto.body for h in app.get("html")]
+    lens = next(h.proto.body for h in app.get("html") if "lens-at-step" in h.proto.body)
+    assert why.lens_html(trace.lens, step - 1, chosen, escape=state.text) in lens
+    for t in range(trace.m):  # every step's table, each in the block the stepper shows at that step
+        assert f"data-step='{t + 1}'>{explore_why.lens_block(trace, t)}</div>" in lens
     row = figure(app, "why_saliency_row")["data"][0]
     expected = trace.saliency["steps"][step - 1]
     np.testing.assert_allclose(array(row["z"])[0], expected["source"] + expected["prefix"], rtol=1e-6)

@@ -67,8 +67,8 @@ def test_keyboard_stepping_survives_clicks_on_toggles(shipped_server):
     "Decoder" ArrowRight did not step: row 1 was never drawn)."""
     with open_page(shipped_server, 1366, 768, query="/?text=the%20black%20cat%20sat%20.&step=1") as page:
         page.wait_for_function(ROW_SHOWN, arg=[0], timeout=60_000)
-        page.locator(".st-key-kind button", has_text="Decoder").click()
-        page.wait_for_function("() => location.search.includes('kind=dec')", timeout=60_000)  # its rerun is done
+        page.locator("[data-testid=lens-stepper] .lens-kinds button", has_text="Decoder").click()
+        page.wait_for_function("() => location.search.includes('kind=dec')", timeout=60_000)  # switched in the page
         page.locator(IDLE).wait_for(timeout=60_000)
         page.keyboard.press("ArrowRight")
         page.wait_for_function(ROW_SHOWN, arg=[1], timeout=30_000)

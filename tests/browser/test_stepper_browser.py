@@ -206,3 +206,107 @@ def test_no_script_error_on_coming_back_to_explore(shipped_server):
         page.keyboard.press("ArrowRight")
         ready(page, 2)
         assert not [e for e in errors if "already been declared" in e or "replaceChild" in e], errors
+
+
+def _switch(page, kind: str | None = None, view: str | None = None, layer: int | None = None,
+            head: int | None = None) -> None:
+    """Kind / view (buttons) and layer / head (0-based, select boxes) in the stepper's own view bar."""
+    bar = page.locator(f"{STEPPER} .lens-viewbar")
+    if kind:
+        bar.locator(f".lens-kinds button[data-value={kind}]").click()
+    if view:
+        bar.locator(f".lens-views button[data-value={view}]").click()
+    if layer is not None:
+        bar.locator(".lens-pick-layer").select_option(str(layer))
+    if head is not None:
+        bar.locator(".lens-pick-head").select_option(str(head))
+
+
+def _check_drawn(page, shown, kind: str, view: str, layer: int, head: int, step: int) -> None:
+    """The drawn panels are the view's (which layers and heads) and each one's current row is the Trace's row
+    (the mean of its heads in the mean view) within the packed run's error."""
+    weights = getattr(shown, kind)
+    L, H = weights.shape[:2]
+    want_panels = {"head": [(layer, [head])], "mean": [(lay, list(range(H))) for lay in range(L)],
+                   "grid": [(lay, [h]) for lay in range(L) for h in range(H)]}[view]
+    panels = drawn_rows(page)
+    assert [(p["layer"] - 1, [h - 1 for h in p["heads"]]) for p in panels] == want_panels, (kind, view)
+    if kind == "encoder_self_attention":
+        return  # every source row is drawn at every step: no current row
+    for p, (lay, heads) in zip(panels, want_panels, strict=True):
+        want = weights[lay, heads, step - 1].mean(axis=0)
+        keys = shown.n if kind == "cross_attention" else step
+        seen = np.array([np.nan if v is None else v for v in p["row"]])
+        np.testing.assert_allclose(seen[:keys], want[:keys], atol=F16_ERROR)
+
+
+def test_view_switches_send_nothing_and_draw_the_traces_heads(shipped_server, engine):
+    """Kind, view, layer and head switched in the stepper twelve times, with steps between: not one websocket
+    frame, every picture the Trace's weights for that kind / layer / head, the address bar follows; the server
+    hears the view with the next other click (Copy link's link carries it)."""
+    shown = engine.trace(FIFTEEN, options=DecodeOptions(mode="greedy"))
+    with open_explore(shipped_server, query("greedy", "cross", text=FIFTEEN)) as page:
+        sent = []
+        page.on("websocket", lambda ws: ws.on("framesent", lambda f: sent.append(time.monotonic())))
+        page.reload()
+        ready(page, 1)
+        page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", timeout=60_000)
+        page.wait_for_timeout(500)
+        before = len(sent)
+        step = 1
+        for _ in range(2):
+            page.keyboard.press("ArrowRight")
+            step += 1
+        ready(page, step)
+        state = {"kind": "cross_attention", "view": "grid", "layer": 0, "head": 0}
+        switches = [{"view": "head"}, {"layer": 1}, {"head": 2}, {"kind": "decoder_self_attention"}, {"head": 3},
+                    {"view": "mean"}, {"kind": "encoder_self_attention"}, {"view": "head"}, {"layer": 2},
+                    {"kind": "cross_attention"}, {"view": "grid"}, {"view": "head"}]
+        for i, change in enumerate(switches):
+            _switch(page, **change)
+            state |= change
+            if i % 3 == 2:  # a step between switches, drawn in the new view
+                page.keyboard.press("ArrowRight")
+                step += 1
+            ready(page, step)
+            _check_drawn(page, shown, state["kind"], state["view"], state["layer"], state["head"], step)
+        page.wait_for_function(
+            "() => { const q = new URL(location.href).searchParams; return q.get('view') === 'head' && "
+            "q.get('kind') === 'cross' && q.get('layer') === '3' && q.get('head') === '4' && "
+            f"q.get('step') === '{step}'; }}", timeout=10_000)
+        page.wait_for_timeout(800)
+        assert len(sent) - before == 0  # no script run, no widget value: the view is switched in the page
+        picture = page.locator(f"{STEPPER} .lens-picture").get_attribute("aria-label")
+        assert picture.startswith("Cross-attention · layer 3 · head 4")
+        page.get_by_role("button", name=re.compile("Copy link")).click()  # another click: the server hears it
+        code = page.locator("[data-testid=stPopoverBody] code, [data-testid=stPopover] code").first
+        code.wait_for(timeout=30_000)
+        link = parse_qs(urlparse(code.inner_text().strip()).query)
+        assert (link["kind"], link["view"], link["layer"], link["head"], link["step"]) == (
+            ["cross"], ["head"], ["3"], ["4"], [str(step)])
+
+
+def test_logit_lens_follows_the_step_with_nothing_sent(shipped_server, engine):
+    """With the logit lens on, every step's table is on the page and the one shown is the stepper's step's;
+    stepping sends nothing."""
+    with open_explore(shipped_server, query("greedy", "cross")) as page:
+        sent = []
+        page.on("websocket", lambda ws: ws.on("framesent", lambda f: sent.append(time.monotonic())))
+        page.reload()
+        ready(page, 1)
+        page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", timeout=60_000)
+        page.get_by_role("switch", name="Logit lens").click(force=True)
+        page.wait_for_selector(".lens-at-step[data-step='1'] table.lens-layers", state="visible", timeout=60_000)
+        page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", timeout=60_000)
+        page.locator(STEPPER).click(position={"x": 5, "y": 200})  # back on the stepper
+        page.wait_for_timeout(800)
+        before = len(sent)
+        m = int(page.locator(STEPPER).get_attribute("data-m"))
+        for step in range(2, m + 1):
+            page.keyboard.press("ArrowRight")
+            ready(page, step)
+            shown = page.eval_on_selector_all(".lens-at-step", "els => els.filter(e => e.offsetParent !== null)"
+                                                               ".map(e => e.querySelector('p').textContent)")
+            assert shown == [shown[0]] and shown[0].startswith(f"Logit lens at step {step}:")
+        page.wait_for_timeout(800)
+        assert len(sent) - before == 0

@@ -34,6 +34,18 @@ const KIND_TITLES = {
   cross_attention: 'Cross-attention', decoder_self_attention: 'Decoder self-attention',
   encoder_self_attention: 'Encoder self-attention',
 };
+// The view toolbar's buttons, and the URL's names of the kinds (docs/app.md: kind=cross|dec|enc)
+const VIEW_KINDS = [
+  ['cross_attention', 'Cross', 'Cross: decoder rows over source tokens'],
+  ['decoder_self_attention', 'Decoder', 'Decoder self: over the target prefix (masked future hatched)'],
+  ['encoder_self_attention', 'Encoder', 'Encoder self: source over source'],
+];
+const VIEW_NAMES = [
+  ['grid', 'Grid', 'Grid: every layer × head'], ['head', 'Head', 'One head: a single map, large'],
+  ['mean', 'Mean', 'Mean: over heads, a panel per layer'],
+];
+const KIND_CODES = { cross_attention: 'cross', decoder_self_attention: 'dec', encoder_self_attention: 'enc' };
+const VIEW_FIELDS = ['kind', 'view', 'layer', 'head'];
 
 function typing(t) {
   if (!t || !t.getAttribute) return false;
@@ -64,6 +76,12 @@ function bindKeys() {
     if (!s || !s.root.isConnected) return;
     const path = e.composedPath ? e.composedPath() : [e.target];
     if (path.includes(s.root)) return;
+    s.report();
+  }, true);
+  // ... and before typing somewhere else (a box reached with Tab, then Enter, is a server run with no click)
+  document.addEventListener('focusin', (e) => {
+    const s = active;
+    if (!s || !s.root.isConnected || s.root.contains(e.target)) return;
     s.report();
   }, true);
 }
@@ -149,6 +167,36 @@ function create(parent) {
     urlTimer: null, syncTimer: null, layoutKey: null, panels: [], colours: null, setState: null, lastDraw: 0,
   };
 
+  // What to show: the kind, the view, the layer and the head. Switched here, drawn from the packed run (it holds
+  // every kind, layer and head) with nothing sent; the server hears the view with the step (s.report).
+  const views = el('div', 'lens-viewbar');
+  views.setAttribute('role', 'toolbar');
+  views.setAttribute('aria-label', 'What the picture shows');
+  const pickers = { kind: {}, view: {} };
+  for (const [group, names, label] of [['kind', VIEW_KINDS, 'Attention'], ['view', VIEW_NAMES, 'Heads']]) {
+    const box = el('div', `lens-seg lens-${group}s`);
+    box.setAttribute('role', 'group');
+    box.setAttribute('aria-label', label);
+    for (const [value, text, tip] of names) {
+      const b = el('button', 'lens-segb', text);
+      b.type = 'button';
+      b.dataset.value = value;
+      b.title = tip;
+      b.addEventListener('click', () => s.setView({ [group]: value }));
+      pickers[group][value] = b;
+      box.appendChild(b);
+    }
+    views.appendChild(box);
+  }
+  for (const name of ['layer', 'head']) {
+    const sel = el('select', `lens-pick lens-pick-${name}`);
+    sel.setAttribute('aria-label', name === 'layer' ? 'Layer' : 'Head');
+    sel.addEventListener('change', () => s.setView({ [name]: Number(sel.value) }));
+    pickers[name] = sel;
+    views.appendChild(sel);
+  }
+  root.appendChild(views);
+
   // the step bar
   const bar = el('div', 'lens-bar');
   bar.setAttribute('role', 'toolbar');
@@ -208,7 +256,7 @@ function create(parent) {
   tip.setAttribute('role', 'tooltip');
   root.appendChild(tip);
   Object.assign(s, { buttons, speed, slider, counter, picture, described, caption, side, tip, left, legendBar,
-    legendMax });
+    legendMax, pickers });
 
   s.act = (name) => {
     if (!s.run) return;
@@ -240,24 +288,57 @@ function create(parent) {
     s.stepped = true;
     s.draw();
     s.keepUrl();
-    if (s.header.sync) {
-      clearTimeout(s.syncTimer);
-      s.syncTimer = setTimeout(() => s.report(), 300);
-    }
+    s.syncSoon();
   };
-  s.report = () => {
-    if (!s.setState || s.reported === s.step) return;
+  s.report = () => { // the view first (its callback sets the page's view), then the step
+    if (!s.setState) return;
+    const view = JSON.stringify(s.viewNow());
+    if (s.reportedView !== view) {
+      s.reportedView = view;
+      s.setState('view', JSON.parse(view));
+    }
+    if (s.reported === s.step) return;
     s.reported = s.step;
     s.setState('step', s.step);
   };
-  s.keepUrl = () => { // the address bar's step, at most four times a second (browsers throttle history calls)
+  s.syncSoon = () => { // a panel that shows the step's server-side reading is open: it hears each change
+    if (!s.header.sync) return;
+    clearTimeout(s.syncTimer);
+    s.syncTimer = setTimeout(() => s.report(), 300);
+  };
+  s.viewNow = () => Object.fromEntries(VIEW_FIELDS.map((f) => [f, s.header[f]]));
+  // Kind, view, layer or head switched in the stepper: drawn now from the packed run, kept in the address bar,
+  // nothing sent (the server hears it with the step).
+  s.setView = (patch) => {
+    if (!s.run) return;
+    const h = s.header;
+    for (const f of VIEW_FIELDS) {
+      if (patch[f] === undefined) continue;
+      if (f === 'kind' && !s.run.kinds[patch.kind]) continue;
+      h[f] = f === 'layer' || f === 'head' ? Math.max(0, Math.round(Number(patch[f])) || 0) : patch[f];
+    }
+    const k = s.run.kinds[h.kind];
+    h.layer = Math.min(h.layer, k.L - 1);
+    h.head = Math.min(h.head, k.H - 1);
+    s.view = s.viewNow();
+    s.layoutKey = null;
+    s.draw();
+    s.keepUrl();
+    s.syncSoon();
+  };
+  s.keepUrl = () => { // the address bar's step and view, at most four times a second (browsers throttle them)
     if (s.urlTimer) return;
     s.urlTimer = setTimeout(() => {
       s.urlTimer = null;
       if (!root.isConnected) return;
       const u = new URL(window.location.href);
       if (!u.searchParams.has('step') && !s.header.url_step) return;
+      const h = s.header;
       u.searchParams.set('step', String(s.step));
+      if (u.searchParams.has('kind') || h.url_step) u.searchParams.set('kind', KIND_CODES[h.kind] || h.kind);
+      if (u.searchParams.has('view') || h.url_step) u.searchParams.set('view', h.view);
+      if (u.searchParams.has('layer') || h.url_step) u.searchParams.set('layer', String(h.layer + 1));
+      if (u.searchParams.has('head') || h.url_step) u.searchParams.set('head', String(h.head + 1));
       window.history.replaceState(window.history.state, '', u.toString());
     }, 250);
   };
@@ -611,6 +692,51 @@ function drawBar(s) {
   s.buttons.play.setAttribute('aria-pressed', String(s.playing));
 }
 
+// The view toolbar as the header says (kind, view, layer, head), and what goes with the view under the picture:
+// why the run opened on it (fast_note), a preset's note on its kind, and "Switch this head off" in one head.
+function drawViews(s) {
+  const h = s.header, k = s.run.kinds[h.kind], p = s.pickers;
+  for (const group of ['kind', 'view']) {
+    for (const [value, b] of Object.entries(p[group])) {
+      b.setAttribute('aria-pressed', String(h[group] === value));
+      b.classList.toggle('now', h[group] === value);
+      if (group === 'kind') b.disabled = !s.run.kinds[value];
+    }
+  }
+  for (const [name, n] of [['layer', k.L], ['head', k.H]]) {
+    const sel = p[name];
+    if (sel.options.length !== n) {
+      sel.replaceChildren(...[...Array(n).keys()].map((i) => {
+        const o = el('option', '', `${name === 'layer' ? 'L' : 'H'}${i + 1}`);
+        o.value = String(i);
+        return o;
+      }));
+    }
+    sel.value = String(Math.min(h[name], n - 1));
+    sel.disabled = !(h.view === 'head' || (name === 'layer' && h.view === 'layer'));
+  }
+  if (!s.notes) {
+    s.notes = el('div', 'lens-notes');
+    s.left.appendChild(s.notes);
+  }
+  const out = [];
+  if (h.fast_note && h.fast_note.view === h.view) out.push(el('p', 'lens-caption lens-fast', h.fast_note.text));
+  if (h.note && (!h.note.kind || h.note.kind === KIND_CODES[h.kind])) out.push(el('p', 'lens-caption lens-note', h.note.text));
+  if (h.view === 'head' && h.head_off) {
+    const name = `${KIND_CODES[h.kind]}:${h.layer + 1}:${h.head + 1}`;
+    if ((h.off || []).includes(name)) {
+      out.push(el('p', 'lens-caption lens-isoff', `Head ${name} is switched off.`));
+    } else {
+      const b = el('button', 'lens-headoff', 'Switch this head off');
+      b.type = 'button';
+      b.title = 'Decode again with this head\'s output set to zero (the model itself is unchanged).';
+      b.addEventListener('click', () => { s.report(); if (s.setTrigger) s.setTrigger('head_off', name); });
+      out.push(b);
+    }
+  }
+  s.notes.replaceChildren(...out);
+}
+
 function draw(s) {
   const h = s.header;
   s.root.dataset.step = String(s.step);
@@ -622,12 +748,15 @@ function draw(s) {
   s.left.style.display = showPicture ? '' : 'none';
   if (showPicture) drawPicture(s);
   drawSide(s);
-  s.caption.textContent = h.caption || '';
+  s.caption.textContent = (h.captions && h.captions[h.kind]) || h.caption || '';
+  drawViews(s);
   if (showPicture) {
     const stops = h.colours.map(([at, c]) => `${c} ${(100 * at).toFixed(0)}%`).join(', ');
     s.legendBar.style.background = `linear-gradient(to right, ${stops})`;
     s.legendMax.textContent = (s.zmax ?? 1).toPrecision(2).replace(/\.?0+$/, '');
   }
+  // the step on screen, for the panels whose every step's block is on the page (explore_stepper.per_step_html)
+  document.documentElement.dataset.lensStep = String(s.step);
   s.lastDraw = performance.now();
   s.root.dataset.drawn = String(s.lastDraw);
   s.root.dispatchEvent(new CustomEvent('lens-drawn', { detail: { step: s.step }, bubbles: true, composed: true }));
@@ -665,6 +794,7 @@ export default function (component) {
     STATES.set(parentElement, s);
   }
   s.setState = setStateValue;
+  s.setTrigger = component.setTriggerValue;
   active = s;
   bindKeys();
   if (!data) return s.cleanup;
@@ -684,12 +814,17 @@ export default function (component) {
     s.stop();
     s.step = Math.max(1, Math.min(h.m, h.step || 1));
     s.reported = s.step;
+    s.view = s.viewNow(); // and the view: the header's (pinned by the server to this seq)
+    s.reportedView = JSON.stringify(s.view);
+  } else if (s.view) { // the same seq: the view switched here stays (the header keeps the seq's own)
+    Object.assign(h, s.view);
   }
+  if (!s.run.kinds[h.kind]) h.kind = Object.keys(s.run.kinds)[0];
   s.runId = h.run_id;
   s.seq = h.seq;
   s.layoutKey = null;
   s.step = Math.max(1, Math.min(h.m, s.step));
   s.draw();
-  if (s.reported !== s.step && h.sync) s.report();
+  if ((s.reported !== s.step || s.reportedView !== JSON.stringify(s.viewNow())) && h.sync) s.report();
   return s.cleanup;
 }
