@@ -41,7 +41,8 @@ const VIEW_KINDS = [
   ['encoder_self_attention', 'Encoder', 'Encoder self: source over source'],
 ];
 const VIEW_NAMES = [
-  ['grid', 'Grid', 'Grid: every layer × head'], ['head', 'Head', 'One head: a single map, large'],
+  ['grid', 'Grid', 'Grid: every layer × head'], ['layer', 'Layer', "Layer: one layer's heads side by side"],
+  ['head', 'Head', 'One head: a single map, large'],
   ['mean', 'Mean', 'Mean: over heads, a panel per layer'],
 ];
 const KIND_CODES = { cross_attention: 'cross', decoder_self_attention: 'dec', encoder_self_attention: 'enc' };
@@ -232,7 +233,23 @@ function create(parent) {
   const counter = el('span', 'lens-counter');
   counter.setAttribute('aria-live', 'polite');
   bar.appendChild(counter);
+  // The head chooser: every layer x head of the kind shown, as a small matrix; one click opens it, one click on a
+  // cell shows that head alone, on a layer's name that layer's heads side by side (192 heads per kind stay two
+  // clicks away). Drawn here at once (setView).
+  const choose = el('button', 'lens-choose');
+  choose.type = 'button';
+  choose.setAttribute('aria-haspopup', 'dialog');
+  choose.setAttribute('aria-expanded', 'false');
+  choose.addEventListener('click', () => s.toggleChooser());
+  bar.appendChild(choose);
   root.appendChild(bar);
+  const chooser = el('div', 'lens-chooser');
+  chooser.setAttribute('role', 'dialog');
+  chooser.setAttribute('aria-label', 'Choose a layer or a head');
+  chooser.hidden = true;
+  chooser.addEventListener('keydown', (e) => { if (e.key === 'Escape') { s.closeChooser(); choose.focus(); } });
+  root.appendChild(chooser);
+
 
   const body = el('div', 'lens-body');
   const left = el('div', 'lens-left');
@@ -256,7 +273,33 @@ function create(parent) {
   tip.setAttribute('role', 'tooltip');
   root.appendChild(tip);
   Object.assign(s, { buttons, speed, slider, counter, picture, described, caption, side, tip, left, legendBar,
-    legendMax, pickers });
+    legendMax, choose, chooser, pickers });
+
+  s.toggleChooser = () => { if (chooser.hidden) s.openChooser(); else s.closeChooser(); };
+  s.openChooser = () => {
+    if (!s.run) return;
+    buildChooser(s);
+    chooser.hidden = false;
+    choose.setAttribute('aria-expanded', 'true');
+    const now = chooser.querySelector('.lens-hc.now') || chooser.querySelector('.lens-hc');
+    if (now) now.focus();
+  };
+  s.closeChooser = () => {
+    chooser.hidden = true;
+    choose.setAttribute('aria-expanded', 'false');
+  };
+  document.addEventListener('pointerdown', (e) => {
+    if (chooser.hidden) return;
+    const path = e.composedPath ? e.composedPath() : [e.target];
+    if (!path.includes(chooser) && !path.includes(choose)) s.closeChooser();
+  }, true);
+  // A view, layer and head chosen in the stepper (the chooser, a panel's title): drawn now through setView (the
+  // server hears it with the step, as any view switch made here).
+  s.pick = (view, layer, head) => {
+    s.closeChooser();
+    s.picture.scrollTop = 0; // a new picture starts at its top, not where the last one was scrolled to
+    s.setView({ view, ...(layer === undefined ? {} : { layer }), ...(head === undefined ? {} : { head }) });
+  };
 
   s.act = (name) => {
     if (!s.run) return;
@@ -358,6 +401,10 @@ function panelsOf(s) {
     const layer = Math.min(h.layer, k.L - 1), head = Math.min(h.head, k.H - 1);
     return [{ title: '', layer, heads: [head] }];
   }
+  if (h.view === 'layer') { // one layer's heads side by side: the grid of a big model, a layer at a time
+    const layer = Math.min(h.layer, k.L - 1);
+    return [...Array(k.H).keys()].map((hd) => ({ title: `layer ${layer + 1} · head ${hd + 1}`, layer, heads: [hd] }));
+  }
   if (h.view === 'mean') {
     const all = [...Array(k.H).keys()];
     return [...Array(k.L).keys()].map((l) => ({ title: `layer ${l + 1}${k.H > 1 ? ' (mean of heads)' : ''}`, layer: l, heads: all }));
@@ -444,7 +491,12 @@ function layout(s) {
     for (const p of panels.slice(r, r + perRow)) {
       const box = el('div', 'lens-panel');
       if (p.title) {
-        const t = el('div', 'lens-ptitle', p.title);
+        // a title opens what it names: a layer's mean -> that layer's heads; a head -> that head alone
+        const t = el('button', 'lens-ptitle lens-open', p.title);
+        t.type = 'button';
+        const one = p.heads.length === 1;
+        t.title = one ? `Show ${p.title} alone` : `Show the ${p.heads.length} heads of layer ${p.layer + 1}`;
+        t.addEventListener('click', () => (one ? s.pick('head', p.layer, p.heads[0]) : s.pick('layer', p.layer)));
         t.style.fontSize = `${F}px`;
         t.style.height = `${titleH}px`;
         box.appendChild(t);
@@ -585,7 +637,8 @@ function drawPicture(s) {
 function describe(s, rows, keys, now) {
   const h = s.header, { q, k } = s.geometry;
   const what = h.view === 'head' ? `${KIND_TITLES[h.kind]} · layer ${h.layer + 1} · head ${h.head + 1}`
-    : `${KIND_TITLES[h.kind]}${h.view === 'mean' ? ', mean over heads' : ''}`;
+    : h.view === 'layer' ? `${KIND_TITLES[h.kind]} · layer ${h.layer + 1}, every head`
+      : `${KIND_TITLES[h.kind]}${h.view === 'mean' ? ', mean over heads' : ''}`;
   const n = s.panels.length;
   let text = `${what}: ${n > 1 ? `${n} panels, each ` : ''}${rows} × ${keys} (queries × keys). `
     + `Last query: ${q[rows - 1]}. Keys: ${k.slice(0, keys).join(', ')}.`;
@@ -675,6 +728,54 @@ function drawSide(s) {
   s.side.replaceChildren(...out);
 }
 
+// The chooser's matrix: a row per layer (its name opens the layer's heads), a button per head (it opens the head).
+function buildChooser(s) {
+  const h = s.header, k = s.run.kinds[h.kind];
+  const box = s.chooser;
+  const top = el('div', 'lens-chooser-top');
+  top.append(el('span', 'lens-chooser-what', `${KIND_TITLES[h.kind]}: ${k.L} layers × ${k.H} heads`));
+  for (const [view, text] of [['mean', 'Mean of heads'], ['grid', 'Every head']]) {
+    const b = el('button', `lens-chooser-view${h.view === view ? ' now' : ''}`, text);
+    b.type = 'button';
+    b.dataset.view = view;
+    b.addEventListener('click', () => s.pick(view));
+    top.appendChild(b);
+  }
+  const table = el('div', 'lens-hgrid');
+  table.setAttribute('role', 'grid');
+  table.style.gridTemplateColumns = `auto repeat(${k.H}, 1fr)`;
+  table.appendChild(el('span', 'lens-hcol', ''));
+  for (let hd = 0; hd < k.H; hd++) table.appendChild(el('span', 'lens-hcol', `H${hd + 1}`));
+  for (let l = 0; l < k.L; l++) {
+    const row = el('button', `lens-hl${h.view === 'layer' && h.layer === l ? ' now' : ''}`, `L${l + 1}`);
+    row.type = 'button';
+    row.dataset.layer = String(l + 1);
+    row.title = `Layer ${l + 1}: its ${k.H} heads side by side`;
+    row.setAttribute('aria-label', row.title);
+    row.addEventListener('click', () => s.pick('layer', l));
+    table.appendChild(row);
+    for (let hd = 0; hd < k.H; hd++) {
+      const now = h.view === 'head' && h.layer === l && h.head === hd;
+      const b = el('button', `lens-hc${now ? ' now' : ''}`, String(hd + 1));
+      b.type = 'button';
+      b.dataset.layer = String(l + 1);
+      b.dataset.head = String(hd + 1);
+      b.title = `Layer ${l + 1}, head ${hd + 1}`;
+      b.setAttribute('aria-label', b.title);
+      b.addEventListener('click', () => s.pick('head', l, hd));
+      table.appendChild(b);
+    }
+  }
+  box.replaceChildren(top, table);
+}
+
+function chooserLabel(s) {
+  const h = s.header, k = s.run.kinds[h.kind];
+  if (h.view === 'head') return `L${Math.min(h.layer, k.L - 1) + 1} · H${Math.min(h.head, k.H - 1) + 1}`;
+  if (h.view === 'layer') return `L${Math.min(h.layer, k.L - 1) + 1} · all heads`;
+  return h.view === 'mean' ? 'Mean of heads' : 'Every head';
+}
+
 function drawBar(s) {
   const m = s.header.m;
   s.slider.max = String(m);
@@ -690,6 +791,11 @@ function drawBar(s) {
   s.buttons.play.title = tip;
   s.buttons.play.setAttribute('aria-label', tip);
   s.buttons.play.setAttribute('aria-pressed', String(s.playing));
+  const label = chooserLabel(s);
+  s.choose.replaceChildren(el('span', 'lens-choose-name', 'Heads'), el('span', 'lens-choose-now', label));
+  s.choose.title = `Choose a layer or a head (now: ${label})`;
+  s.choose.setAttribute('aria-label', s.choose.title);
+  s.choose.dataset.view = s.header.view;
 }
 
 // The view toolbar as the header says (kind, view, layer, head), and what goes with the view under the picture:
@@ -825,6 +931,7 @@ export default function (component) {
   s.layoutKey = null;
   s.step = Math.max(1, Math.min(h.m, s.step));
   s.draw();
+  if (!s.chooser.hidden) buildChooser(s);
   if ((s.reported !== s.step || s.reportedView !== JSON.stringify(s.viewNow())) && h.sync) s.report();
   return s.cleanup;
 }
