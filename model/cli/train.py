@@ -64,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
                      init_from=args.init_from or "",
                      align_links=args.align_links or "", align_layer=args.align_layer, align_head=args.align_head,
                      align_weight=args.align_weight, align_reading=args.align_reading,
+                     align_extra=args.align_extra or "", align_extra_links=args.align_extra_links or "",
                      raw_text=(args.text or ("raw" if args.data else "conventions")) == "raw",
                      device=args.device, precision=args.precision, batch_tokens=args.batch_tokens)
     splits, meta = load_rows(args)
@@ -140,6 +141,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     guided.add_argument("--align-reading", choices=("shift", "plain"), default="shift",
                         help="the decoder rows a target word is read from: where its pieces are the input "
                              "(shift, align's default) or where they are predicted (plain)")
+    guided.add_argument("--align-extra", metavar="TSV",
+                        help="more training pairs with links of their own (e.g. the training pairs written in "
+                             "another form), added to the training split only; needs --align-extra-links")
+    guided.add_argument("--align-extra-links", metavar="FILE", help="Pharaoh links, one line per pair of --align-extra")
     where = p.add_argument_group("device", "where the steps run and how a batch is measured")
     where.add_argument("--device", default="cpu", metavar="cpu|cuda[:N]|auto",
                        help="cpu (default), a CUDA GPU, or auto (the GPU when torch sees one); the card records it")

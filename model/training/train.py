@@ -74,6 +74,10 @@ class TrainConfig:
     align_head: int = 1
     align_weight: float = 1.0
     align_reading: str = "shift"
+    # more training pairs for guided alignment (a TSV, e.g. the training pairs written another way) with their
+    # own links file, one line per pair; added to the training split only
+    align_extra: str = ""
+    align_extra_links: str = ""
     # Where the steps run (model.engine.device.resolve_device: cpu, cuda[:N], mps, auto); mixed precision on a
     # GPU (PRECISIONS: auto = bf16 where the card has it, else fp16 with loss scaling; off = float32; the CPU
     # always trains in float32); batch_tokens > 0: a batch holds at most that many padded tokens (its longest
@@ -95,6 +99,8 @@ class TrainConfig:
             raise ValueError(f"precision must be one of {PRECISIONS}, got {self.precision!r}")
         if self.batch_tokens < 0:
             raise ValueError("batch_tokens must be 0 (batches of batch_size sentences) or positive")
+        if bool(self.align_extra) != bool(self.align_extra_links) or (self.align_extra and not self.align_links):
+            raise ValueError("align_extra needs align_extra_links (one line per pair) and align_links")
         if self.align_links and self.align_weight <= 0:
             raise ValueError(f"align_weight must be positive with align_links, got {self.align_weight!r}")
         unknown = sorted(set(self.architecture) - set(ARCHITECTURE))
@@ -185,6 +191,10 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
     rng = random.Random(tc.seed)
     causal, shift = VARIANTS[tc.variant]
     train_rows, valid_rows = splits["train"], splits["valid"]
+    if tc.align_extra:
+        from attention_lens.model.corpora import read_tsv
+
+        train_rows = [*train_rows, *((e.source, e.target) for e in read_tsv(Path(tc.align_extra)))]
     start = load_checkpoint(Path(tc.init_from)) if tc.init_from else None
     if start is not None:  # continue a run (or turn a healthy model into a broken variant): same vocabulary
         src_tok, tgt_tok = start.source_tokenizer, start.target_tokenizer
@@ -311,6 +321,7 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
         card["guided_alignment"] = {
             "links": tc.align_links, "layer": tc.align_layer, "head": tc.align_head, "weight": tc.align_weight,
             "reading": tc.align_reading, "supervised_pairs": sum(g is not None for g in guides),
+            **({"extra": tc.align_extra, "extra_links": tc.align_extra_links} if tc.align_extra else {}),
             "loss_first_100": round(sum(align_seen[:100]) / max(1, len(align_seen[:100])), 5),
             "loss_last_100": round(sum(align_seen[-100:]) / max(1, len(align_seen[-100:])), 5)}
     dtype = torch.float16 if tc.dtype == "float16" else torch.float32
@@ -342,6 +353,8 @@ def _guides(rows, tc: TrainConfig, meta: dict[str, Any], src_tok, tgt_tok, cfg: 
         raise ValueError("guided alignment needs --data: the links file has one line per pair of that file")
     check_selection(tc.align_layer, tc.align_head, cfg.n_decoder_layers, cfg.n_heads)
     links = read_links(meta["data"], tc.align_links)
+    if tc.align_extra:
+        links.update(read_links(tc.align_extra, tc.align_extra_links))
     return build_guides(rows, links, src_tok, tgt_tok, cfg.max_positions - 1, src_tok.piece(cfg.eos_id),
                         tc.align_reading, shift)
 

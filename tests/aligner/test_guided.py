@@ -8,6 +8,8 @@ import sys
 
 import pytest
 import torch
+from attention_lens.model.corpora import read_tsv
+from attention_lens.model.corpora.grouped_split import split_by_sentence
 from attention_lens.model.training.guided import alignment_loss, guide_batch, sentence_guide
 
 from tests.fixtures.checkpoints import ROOT, SOURCES, TARGETS, build_tiny_checkpoint
@@ -96,3 +98,34 @@ def test_bad_layer_is_one_line(tmp_path):
                           "--align-layer", "7", "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert run.returncode == 2
     assert run.stderr.strip().splitlines()[-1].startswith("error: --align-layer must be a decoder layer 1..2")
+
+
+def test_extra_pairs_with_their_own_links_join_the_training_split(tmp_path):
+    start = build_tiny_checkpoint(tmp_path / "tiny")
+    data = tmp_path / "pairs.tsv"
+    rows = [(s, t) for s, t in zip(SOURCES, TARGETS)] * 3
+    data.write_text("".join(f"{s}{k * ' '}\t{t}\n" for k, (s, t) in enumerate(rows)), encoding="utf-8")
+    links = tmp_path / "links.txt"
+    links.write_text("\n" * len(rows), encoding="utf-8")  # nothing of --data supervised: only the extra pairs are
+    extra = tmp_path / "extra.tsv"
+    extra_rows = [(f"{s} {s}", f"{t} {t}") for s, t in zip(SOURCES, TARGETS)]  # pairs --data does not have
+    extra.write_text("".join(f"{s}\t{t}\n" for s, t in extra_rows), encoding="utf-8")
+    extra_links = tmp_path / "extra.links"
+    extra_links.write_text("".join(" ".join(f"{i}-{min(i, len(t.split()) - 1)}" for i in range(len(s.split())))
+                                   + "\n" for s, t in extra_rows), encoding="utf-8")
+    out = tmp_path / "guided"
+    cmd = [sys.executable, "-m", "model", "train", "--data", str(data), "--init-from", str(start), "--out", str(out),
+           "--steps", "2", "--batch-size", "4", "--eval-every", "100", "--valid-sample", "1", "--warmup", "1",
+           "--align-links", str(links), "--align-extra", str(extra), "--quiet"]
+    run = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2 and "align_extra needs align_extra_links" in run.stderr.strip().splitlines()[-1]
+    run = subprocess.run([*cmd, "--align-extra-links", str(extra_links)], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    card = json.loads((out / "card.json").read_text())
+    guided = card["guided_alignment"]
+    assert 0 < guided["supervised_pairs"] <= len(extra_rows)  # the extra pairs are the only ones with links
+    assert guided["extra"] == str(extra) and guided["extra_links"] == str(extra_links)
+    typed = [(e.source, e.target) for e in read_tsv(data)]  # as train --data reads and splits the file
+    assert card["train_pairs"] == len(split_by_sentence(typed, 0)["train"]) + len(extra_rows)
+    assert card["train_config"]["align_extra"] == str(extra)
