@@ -191,10 +191,12 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
     rng = random.Random(tc.seed)
     causal, shift = VARIANTS[tc.variant]
     train_rows, valid_rows = splits["train"], splits["valid"]
+    extra_rows = []
     if tc.align_extra:
         from attention_lens.model.corpora import read_tsv
 
-        train_rows = [*train_rows, *((e.source, e.target) for e in read_tsv(Path(tc.align_extra)))]
+        extra_rows = [(e.source, e.target) for e in read_tsv(Path(tc.align_extra))]
+        train_rows = [*train_rows, *extra_rows]
     start = load_checkpoint(Path(tc.init_from)) if tc.init_from else None
     if start is not None:  # continue a run (or turn a healthy model into a broken variant): same vocabulary
         src_tok, tgt_tok = start.source_tokenizer, start.target_tokenizer
@@ -321,7 +323,8 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
         card["guided_alignment"] = {
             "links": tc.align_links, "layer": tc.align_layer, "head": tc.align_head, "weight": tc.align_weight,
             "reading": tc.align_reading, "supervised_pairs": sum(g is not None for g in guides),
-            **({"extra": tc.align_extra, "extra_links": tc.align_extra_links} if tc.align_extra else {}),
+            **({"extra": tc.align_extra, "extra_links": tc.align_extra_links, "extra_pairs": len(extra_rows)}
+               if tc.align_extra else {}),
             "loss_first_100": round(sum(align_seen[:100]) / max(1, len(align_seen[:100])), 5),
             "loss_last_100": round(sum(align_seen[-100:]) / max(1, len(align_seen[-100:])), 5)}
     dtype = torch.float16 if tc.dtype == "float16" else torch.float32

@@ -125,7 +125,8 @@ def test_extra_pairs_with_their_own_links_join_the_training_split(tmp_path):
     card = json.loads((out / "card.json").read_text())
     guided = card["guided_alignment"]
     assert 0 < guided["supervised_pairs"] <= len(extra_rows)  # the extra pairs are the only ones with links
-    assert guided["extra"] == str(extra) and guided["extra_links"] == str(extra_links)
+    assert (guided["extra"], guided["extra_links"], guided["extra_pairs"]) == (str(extra), str(extra_links),
+                                                                              len(extra_rows))
     typed = [(e.source, e.target) for e in read_tsv(data)]  # as train --data reads and splits the file
     assert card["train_pairs"] == len(split_by_sentence(typed, 0)["train"]) + len(extra_rows)
     assert card["train_config"]["align_extra"] == str(extra)
