@@ -52,3 +52,22 @@ def teacher_forced_batch(model: Transformer, srcs: list[list[int]], labels: list
             extra={"parts": row_parts(parts, b, n, m)} if parts is not None else {},
         ))
     return runs
+
+
+@torch.no_grad()
+def cross_attention_batch(model: Transformer, srcs: list[list[int]], labels: list[list[int]], causal: bool,
+                          shift: bool, keep: dict[str, torch.Tensor | None] | None = None) -> list[np.ndarray]:
+    """The cross-attention of each teacher-forced pair, (L, h, m, n) float32, from one parallel pass that
+    computes nothing else it can skip: the self-attentions through the fused kernel (no weights), no output
+    projection (no logits). The same weights as teacher_forced_batch's cross_attn (up to float rounding)."""
+    keep = keep or dict.fromkeys(("enc", "dec", "cross"))
+    cfg = model.cfg
+    device = model.src_embed.weight.device
+    src, src_keep = (t.to(device) for t in pad_batch(srcs, cfg.pad_id))
+    dec_in, tgt_keep = (t.to(device) for t in pad_batch([decoder_inputs(lab, cfg, shift) for lab in labels],
+                                                        cfg.pad_id))
+    enc = model.encode(src, src_keep, need_weights=False, keep=keep["enc"])
+    out = model.decode(dec_in, enc, decoder_self_mask(tgt_keep, causal), need_weights=True,
+                       keep=(keep["dec"], keep["cross"]), need_self_weights=False, logits=False)
+    cross = to_numpy(torch.stack(out.cross_attentions, dim=1))  # (B, L, h, T, N): one copy for the batch
+    return [cross[b, :, :, :len(lab), :len(s)] for b, (s, lab) in enumerate(zip(srcs, labels))]

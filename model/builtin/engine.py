@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from attention_lens.model.builtin.ablation import head_off_nll
 from attention_lens.model.builtin.attention import NO_BUGS, Bugs
-from attention_lens.model.builtin.batch import teacher_forced_batch
+from attention_lens.model.builtin.batch import cross_attention_batch, teacher_forced_batch
 from attention_lens.model.builtin.checkpoint import Checkpoint, load_checkpoint
 from attention_lens.model.builtin.config import UNK_ID
 from attention_lens.model.builtin.contributions import contribution_parts, parts_of
@@ -230,6 +230,14 @@ class BuiltinEngine(Engine):
         return teacher_forced_batch(self.model, srcs, labels, options.causal, options.shift, need_weights,
                                     self.head_masks(options), need_parts=options.contributions,
                                     bugs=bugs_of(options))
+
+    def cross_attention_batch(self, srcs: list[list[int]], labels: list[list[int]],
+                              options: DecodeOptions) -> list[np.ndarray]:
+        if options.bugs or options.contributions or options.swap_cross:  # the full pass handles these
+            return super().cross_attention_batch(srcs, labels, options)
+        self.check_options(options)
+        return cross_attention_batch(self.model, srcs, labels, options.causal, options.shift,
+                                     self.head_masks(options))
 
     def head_off_nll(self, srcs: list[list[int]], labels: list[list[int]], options: DecodeOptions,
                      heads: list[str]) -> np.ndarray:

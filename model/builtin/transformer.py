@@ -147,17 +147,19 @@ class DecoderLayer(nn.Module):
     def forward(self, y: torch.Tensor, cache: LayerCache, self_mask: torch.Tensor | None,
                 cross_mask: torch.Tensor | None, need_weights: bool = True,
                 keep: tuple[torch.Tensor | None, torch.Tensor | None] = (None, None), bugs: Bugs = NO_BUGS,
-                memory: torch.Tensor | None = None):
+                memory: torch.Tensor | None = None, need_self_weights: bool | None = None):
         """y: (B, T, d_model) new decoder positions; cache holds earlier positions' keys/values.
 
         self_mask: (B|1, 1, T, t_prev + T); cross_mask: (B, 1, 1, n); either None when nothing is masked.
         keep: the (h,) head masks of the self- and cross-attention, or None. memory: (B, n, d_model), the
-        encoder output, read only with bugs.swap_cross.
+        encoder output, read only with bugs.swap_cross. need_self_weights: whether the self-attention returns
+        its weights (None: as need_weights; False: the fused kernel, when only the cross weights are wanted).
         Returns (y, new cache, self weights (B, h, T, t_prev + T), cross weights (B, h, T, n); with
         bugs.swap_cross (B, h, n, T): the source positions are the queries).
         """
         cache = cache.extend(*self.self_attn.project_kv(y))
-        a, w_self = self.self_attn(y, cache.self_k, cache.self_v, self_mask, need_weights, keep[0], bugs)
+        a, w_self = self.self_attn(y, cache.self_k, cache.self_v, self_mask,
+                                   need_weights if need_self_weights is None else need_self_weights, keep[0], bugs)
         y = self.norm1(y + skip_in_eval(self.drop, a))
         if bugs.swap_cross:
             c, w_cross = self.swapped_cross(y, memory, self_mask, need_weights, keep[1], bugs)
@@ -190,7 +192,7 @@ class Encoded:
 
 @dataclass
 class DecoderOutput:
-    logits: torch.Tensor  # (B, T, V)
+    logits: torch.Tensor | None  # (B, T, V); None when decode was asked for no logits
     caches: list[LayerCache]
     self_attentions: list[torch.Tensor | None]  # per layer (B, h, T, t_prev + T)
     cross_attentions: list[torch.Tensor | None]  # per layer (B, h, T, n)
@@ -244,12 +246,14 @@ class Transformer(nn.Module):
     def decode(self, tgt_in: torch.Tensor, enc: Encoded, self_mask: torch.Tensor | None,
                caches: list[LayerCache] | None = None, start: int = 0, need_weights: bool = True,
                keep: tuple[torch.Tensor | None, torch.Tensor | None] = (None, None),
-               bugs: Bugs = NO_BUGS) -> DecoderOutput:
+               bugs: Bugs = NO_BUGS, need_self_weights: bool | None = None, logits: bool = True) -> DecoderOutput:
         """tgt_in: (B, T) ids read by decoder positions start .. start+T-1.
 
         self_mask: (B|1, 1, T, start + T) bool, or None when every key may be attended (a cached step).
         With caches=None the cross keys/values are projected here. keep: (layers, h) head masks of the
         self- and cross-attention (ablation), each or both None. bugs: switched on for this run.
+        need_self_weights=False: only the cross-attention weights are kept (DecoderLayer); logits=False: the
+        output projection is skipped (what reads the attention alone, such as word alignment, needs no logits).
         """
         if caches is None:
             caches = self.init_caches(enc)
@@ -260,8 +264,8 @@ class Transformer(nn.Module):
             inputs.append(y)
             layer_keep = tuple(None if k is None else k[i] for k in keep)
             y, cache, w_self, w_cross = layer(y, cache, self_mask, cross_mask, need_weights, layer_keep, bugs,
-                                              enc.memory)
+                                              enc.memory, need_self_weights)
             new_caches.append(cache)
             self_attns.append(w_self)
             cross_attns.append(w_cross)
-        return DecoderOutput(self.generator(y), new_caches, self_attns, cross_attns, inputs)
+        return DecoderOutput(self.generator(y) if logits else None, new_caches, self_attns, cross_attns, inputs)

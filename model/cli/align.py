@@ -10,6 +10,7 @@ import sys
 
 from attention_lens.model.analysis.alignment import DEFAULT_METHOD, OMISSION_MASS
 from attention_lens.model.analysis.alignment.corpus import FileCorpus
+from attention_lens.model.analysis.alignment.sentences import LinkSpill, write_summary
 from attention_lens.model.cli.common import add_model, open_model, read_pairs
 from attention_lens.model.engine.stream import Shard, add_stream_options
 
@@ -20,7 +21,8 @@ def _fmt(x: float | None) -> str:
     return "   -  " if x is None else f"{x:6.3f}"
 
 
-def print_report(summary: dict, layers: int, heads: int) -> None:
+def print_report(summary: dict, layers: int, heads: int, worst: list | None = None) -> None:
+    """The text report; `worst`: the worst sentences (SentenceScore), else read from summary["sentences"]."""
     print(f"method     {summary['method']}")
     print(f"sentences  {summary['n']} read, {summary['n_scored']} scored against gold, "
           f"{len(summary['skipped'])} skipped")
@@ -31,18 +33,25 @@ def print_report(summary: dict, layers: int, heads: int) -> None:
     if sel:
         print(f"selection  {sel['note']} (chosen on {sel.get('chosen_on', 0)}, reported on "
               f"{sel.get('reported_on', 0)})")
+        for c in sel.get("candidates", []):
+            print(f"  candidate {c['weights']:9s} " + (f"{c['method']:34s} AER {c['aer']:.4f} (where chosen)"
+                                                      if c["method"] else f"not counted: {c['note']}"))
     print(f"AER {summary['aer']:.4f}   precision {summary['precision']:.4f}   recall {summary['recall']:.4f}")
     print("\nreading  method                         AER  precision  recall")
     for reading, r in summary["readings"].items():
         print(f"{reading:8s} {r['method']:28s} {_fmt(r['aer'])}   {_fmt(r['precision'])}  {_fmt(r['recall'])}")
     extract, reading = summary["method"].split("-")[:2]
-    print(f"\nAER of every head ({extract}, {reading} reading; layers and heads 1-based):")
-    grid = {(h["layer"], h["head"]): h["aer"] for h in summary["heads"]}
-    print("       " + "".join(f"   H{hi:<3d}" for hi in range(1, heads + 1)))
-    for li in range(1, layers + 1):
-        print(f"L{li:<5d}" + "".join(f" {_fmt(grid.get((li, hi)))}" for hi in range(1, heads + 1)))
+    if summary["heads"]:  # none for a reading of the whole model (the gradient reading)
+        print(f"\nAER of every head ({extract}, {reading} reading; layers and heads 1-based):")
+        grid = {(h["layer"], h["head"]): h["aer"] for h in summary["heads"]}
+        print("       " + "".join(f"   H{hi:<3d}" for hi in range(1, heads + 1)))
+        for li in range(1, layers + 1):
+            print(f"L{li:<5d}" + "".join(f" {_fmt(grid.get((li, hi)))}" for hi in range(1, heads + 1)))
     print_breakdown(summary)
-    worst = sorted((r for r in summary["sentences"] if not r.get("selection")), key=lambda r: -r["aer"])[:5]
+    if worst is None:
+        worst = sorted((r for r in summary["sentences"] if not r.get("selection")), key=lambda r: -r["aer"])[:5]
+    else:
+        worst = [r.as_dict() for r in worst]
     if worst:
         print("\nworst sentences (0-based line, AER, precision, recall): "
               + "; ".join(f"{r['index']} {r['aer']:.2f} {r['precision']:.2f} {r['recall']:.2f}" for r in worst))
@@ -79,29 +88,34 @@ def run(args: argparse.Namespace) -> int:
     corpus = _corpus(args)
     select_on = None
     if args.select_on:
-        if args.method != "best":
+        if not args.method.startswith("best"):
             raise ValueError("--select-on only makes sense with --method best")
         select_on = read_pairs(args.select_on)
     if shard.count > 1 and args.method.startswith("best") and select_on is None:
         raise ValueError("--shard with --method best needs --select-on FILE (every shard must choose the same "
                          "method), or give a fixed --method")
     engine = open_model(args)
-    lines: dict[int, str] = {}
+    lines = LinkSpill() if args.out else None
     report = run_alignment(engine, method=args.method, select_on=select_on, corpus=corpus, keep_links=False,
-                           on_links=(lambda k, found: lines.__setitem__(k, format_pharaoh(found))) if args.out
+                           on_links=(lambda k, found: lines.add(k, format_pharaoh(found))) if lines is not None
                            else None, batch_size=args.batch_size or BATCH, progress=not args.quiet,
                            omission_mass=args.omission_mass)
-    summary = report.summary()
+    summary = report.summary(sentences=False)
     summary["merge"].update(model=args.model, shard=str(shard))  # what `merge` checks across the files
     if shard.count > 1:
         summary["shard"] = str(shard)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
             if shard.count > 1:  # the shard's lines only, in file order
-                f.writelines(lines[k] + "\n" for k in sorted(lines))
+                f.writelines(text + "\n" for _, text in lines.in_order())
             else:  # line n of the output is line n of --data (empty where blank or skipped)
-                last = max([*lines, *(i for i, _ in report.skipped)], default=-1)
-                f.writelines(lines.get(k, "") + "\n" for k in range(last + 1))
+                last = max([lines.last, *(i for i, _ in report.skipped)], default=-1)
+                done = -1
+                for k, text in lines.in_order():
+                    f.write("\n" * (k - done - 1) + text + "\n")
+                    done = k
+                f.write("\n" * (last - done))
+            lines.close()
         print(f"wrote {args.out}: {len(lines)} sentences of {report.method.name} links"
               + (f" ({len(report.skipped)} skipped sentences left as empty lines)" if report.skipped else ""),
               file=sys.stderr)
@@ -113,9 +127,9 @@ def run(args: argparse.Namespace) -> int:
     if len(report.skipped) > 5:
         print(f"... and {len(report.skipped) - 5} more skipped", file=sys.stderr)
     if args.json:
-        print(json.dumps(summary, ensure_ascii=False))
+        write_summary(summary, report.sentences, sys.stdout)
     else:
-        print_report(summary, engine.n_decoder_layers, engine.n_heads)
+        print_report(summary, engine.n_decoder_layers, engine.n_heads, report.sentences.worst(5))
     return 0
 
 
@@ -163,7 +177,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_model(p)
     p.add_argument("--data", required=True, help="source<TAB>target[<TAB>gold Pharaoh links]")
     p.add_argument("--method", default=DEFAULT_METHOD,
-                   help="EXTRACT[-READING][-SELECTOR] or 'best' (default: %(default)s)")
+                   help="EXTRACT[-READING][-SELECTOR][-WEIGHTS] (WEIGHTS: norm, rollout, or saliency, the "
+                        "gradient reading, whose only selector is mean: union-plain-mean-saliency), or 'best' "
+                        "(every method on every weights; best-raw, best-norm, best-rollout, best-saliency: on "
+                        "one) (default: %(default)s)")
     p.add_argument("--select-on", help="with --method best: choose the method on this gold TSV (e.g. a valid "
                                       "split) and report it on --data; without it, best is chosen on the first "
                                       "half of --data and reported on the second")

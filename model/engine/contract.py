@@ -167,6 +167,14 @@ class Engine(ABC):
         the attention arrays may be empty). With options.contributions a family may put each run's
         ContributionParts from the same pass in run.extra["parts"]. A family calls `check_options` first."""
 
+    def cross_attention_batch(self, srcs: list[list[int]], labels: list[list[int]],
+                              options: DecodeOptions) -> list[np.ndarray]:
+        """The cross-attention alone, (L, h, m, n) float32, of each teacher-forced (source ids, label ids) pair in
+        the setting of `options`: what reads attention only (word alignment over a corpus) asks for this, so a
+        family may skip what it need not compute (ours: no logits, no self-attention weights). This default
+        is teacher_forced_batch's cross_attn."""
+        return [run.cross_attn for run in self.teacher_forced_batch(srcs, labels, options)]
+
     @abstractmethod
     def start_decoding(self, srcs: list[list[int]], options: DecodeOptions, need_weights: bool) -> Stepper:
         """Encode a batch of sources and return the Stepper that decodes them."""

@@ -14,7 +14,7 @@ from attention_lens.model.engine import DecodeOptions
 
 @pytest.mark.parametrize("name, weights", [("argmax-plain-mean", "raw"), ("union-plain-mean-norm", "norm"),
                                            ("argmax-shift-L2H1-rollout", "rollout"), ("best-norm", "norm"),
-                                           ("best", "raw")])
+                                           ("best-raw", "raw"), ("best-saliency", "saliency")])
 def test_method_names_carry_the_weights(name, weights):
     assert weights_of(name) == weights
     if not name.startswith("best"):
@@ -24,6 +24,8 @@ def test_method_names_carry_the_weights(name, weights):
 def test_bad_weights_are_refused():
     with pytest.raises(ValueError):
         weights_of("best-flow")
+    with pytest.raises(ValueError, match="every weights"):  # best searches them all: it has no one weights
+        weights_of("best")
 
 
 @pytest.mark.parametrize("weights, key", [("norm", "norm_weighted"), ("rollout", "rollout")])

@@ -46,6 +46,8 @@ DISTANCE_BANDS = ((0, 0), (1, 1), (2, 3), (4, 7), (8, None))
 GROUPS = ("frequency", "token_class", "length", "distance")
 KEYS = ("predicted", "sure", "possible", "hits_sure", "hits_possible")
 TOP_OMITTED = 30
+_DISTANCE_STARTS = np.array([lo for lo, _ in DISTANCE_BANDS])
+_WORD_MEMO = 50_000  # source words whose band and classes are remembered at once
 
 
 def _band_name(lo: int, hi: int | None) -> str:
@@ -129,36 +131,47 @@ class Breakdown:
     omitted_words: Counter = field(default_factory=Counter)
     sink_mass: np.ndarray | None = None  # (2, L, h): mass on specials, on punctuation
     sink_rows: int = 0
+    _memo: dict[tuple[str, bool], tuple[str, list[str]]] = field(default_factory=dict, repr=False)
 
-    def _add(self, group: str, band: str, k: int, mask: np.ndarray) -> None:
-        row = self.counts[group].setdefault(band, np.zeros(5, dtype=np.int64))
-        row[k] += int(mask.sum())
+    def _add_row(self, group: str, band: str, row: np.ndarray) -> None:
+        """Add the five counts `row` to a band (the band is listed from its first sentence on, even at 0)."""
+        have = self.counts[group].get(band)
+        if have is None:
+            self.counts[group][band] = np.asarray(row, dtype=np.int64).copy()
+        else:
+            have += row
+
+    def _word(self, word: str, pieces: int) -> tuple[str, list[str]]:
+        """(frequency band, token classes) of a source word, remembered (the same words recur in a corpus; the
+        memo is emptied when it reaches _WORD_MEMO words, so it stays bounded)."""
+        key = (word, pieces >= 2)
+        got = self._memo.get(key)
+        if got is None:
+            if len(self._memo) >= _WORD_MEMO:
+                self._memo.clear()
+            got = self._memo[key] = (self.stats.band(word), self.stats.classes(word, pieces))
+        return got
 
     def add_links(self, source_words: Sequence[str], pieces: Sequence[int], predicted: np.ndarray,
                   sure: np.ndarray, possible: np.ndarray) -> None:
         """One sentence's boolean (m_words, n_words) link matrices ([target, source])."""
         m, n = predicted.shape
-        hit_s, hit_p = predicted & sure, predicted & possible
-        mats = (predicted, sure, possible, hit_s, hit_p)
+        mats = np.stack((predicted, sure, possible, predicted & sure, predicted & possible))  # (5, m, n)
+        per_word = mats.sum(axis=1, dtype=np.int64)  # (5, n): each source word's counts
         for s, word in enumerate(source_words):
-            band = self.stats.band(word)
+            band, classes = self._word(word, pieces[s] if s < len(pieces) else 1)
             self.words["frequency"][band] += 1
-            classes = self.stats.classes(word, pieces[s] if s < len(pieces) else 1)
-            for k, mat in enumerate(mats):
-                col = mat[:, s]
-                self._add("frequency", band, k, col)
-                for c in classes:
-                    self._add("token_class", c, k, col)
+            self._add_row("frequency", band, per_word[:, s])
             for c in classes:
+                self._add_row("token_class", c, per_word[:, s])
                 self.words["token_class"][c] += 1
-        length = band_of(n, LENGTH_BANDS)
+        self._add_row("length", band_of(n, LENGTH_BANDS), per_word.sum(axis=1))
         t_idx, s_idx = np.indices((m, n))
         dist = np.rint(np.abs(s_idx - t_idx * (n / max(m, 1)))).astype(int)
-        for k, mat in enumerate(mats):
-            self._add("length", length, k, mat)
-            for lo, hi in DISTANCE_BANDS:
-                inside = (dist >= lo) & (dist <= (hi if hi is not None else dist.max(initial=0)))
-                self._add("distance", _band_name(lo, hi), k, mat & inside)
+        band = np.searchsorted(_DISTANCE_STARTS, dist, side="right") - 1  # (m, n): index into DISTANCE_BANDS
+        per_band = mats.reshape(5, -1).astype(np.int64) @ np.eye(len(DISTANCE_BANDS), dtype=np.int64)[band.ravel()]
+        for b, (lo, hi) in enumerate(DISTANCE_BANDS):
+            self._add_row("distance", _band_name(lo, hi), per_band[:, b])
 
     def add_omissions(self, source_words: Sequence[str], predicted: np.ndarray, mass: np.ndarray) -> list[int]:
         """Source words with no predicted link and column mass below the threshold; returns their indices."""

@@ -4,6 +4,7 @@ counted, and the `align` report (with the `best` selection held out where it can
 from __future__ import annotations
 
 import tempfile
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -15,14 +16,16 @@ from attention_lens.model.analysis.alignment.methods import (
     BEST,
     CONTRIBUTION_KEYS,
     DEFAULT_METHOD,
+    HEADLESS,
     SEARCH_THRESHOLDS,
     Method,
     extract,
     links_of,
+    searched_weights,
     selectors,
-    weights_of,
 )
 from attention_lens.model.analysis.alignment.scoring import Tally, gold_matrices
+from attention_lens.model.analysis.alignment.sentences import SentenceRows
 from attention_lens.model.analysis.alignment.words import (
     READINGS,
     SPECIAL_PIECES,
@@ -51,7 +54,8 @@ def engine_specials(engine: Engine) -> frozenset[str]:
 class Aligned:
     """One sentence: its word attention, or why it could not be aligned. `pieces`: how many subword pieces
     each source word has; `sinks` (2, L, h): each head's raw cross-attention mass on special pieces and on
-    punctuation pieces, summed over the sentence's `rows` decoder rows."""
+    punctuation pieces, summed over the sentence's `rows` decoder rows. `readings`: the word attention under
+    every weights asked for (`attention` is the first's); `unavailable`: weights the model cannot give, and why."""
 
     index: int
     attention: WordAttention | None
@@ -59,6 +63,8 @@ class Aligned:
     pieces: tuple[int, ...] = ()
     sinks: np.ndarray | None = None
     rows: int = 0
+    readings: dict[str, WordAttention] = field(default_factory=dict)
+    unavailable: dict[str, str] = field(default_factory=dict)
 
 
 class _Item(Protocol):
@@ -75,16 +81,35 @@ def _sinks(cross: np.ndarray, pieces: Sequence[str], specials: frozenset[str]) -
     return np.stack([per_key @ special, per_key @ punct])
 
 
+def _weighted(engine: Engine, run: Any, raw: np.ndarray, options: DecodeOptions, weights: str,
+              cache: dict[str, Any]) -> np.ndarray:
+    """(L, h, m, n) cross-attention of `run` under `weights` ((1, 1, m, n) for HEADLESS weights); `raw`: its
+    cross-attention weights (`run` is None when those are all that was computed)."""
+    if weights == "raw":
+        return raw
+    if weights == "saliency":
+        from attention_lens.model.analysis.alignment.gradient import gradient_reading
+
+        return gradient_reading(engine, run, options)
+    if "contributions" not in cache:  # norm and rollout from one computation, parts from the same pass
+        cache["contributions"] = contributions(run, run.extra.get("parts") or engine.contribution_parts(run, options))
+    return cache["contributions"][CONTRIBUTION_KEYS[weights]]["cross_attention"]
+
+
 def align_batches(engine: Engine, batches: Iterable[Sequence[tuple[int, _Item]]], causal: bool | None = None,
-                  shift: bool | None = None, weights: str = "raw") -> Iterator[Aligned]:
+                  shift: bool | None = None, weights: str | Sequence[str] = "raw") -> Iterator[Aligned]:
     """Teacher-force each batch of (index, example) (in the setting the model was trained with, from its card,
-    unless given) and yield every sentence's Aligned, batch by batch. Sentences whose pieces do not line up with
-    their words, or that the model cannot read, are yielded with an error instead."""
+    unless given) and yield every sentence's Aligned, batch by batch, read under `weights` (one or several:
+    Aligned.readings). Sentences whose pieces do not line up with their words, or that the model cannot read,
+    are yielded with an error instead; weights after the first that the model cannot give (ModelInputError)
+    are left out of `readings` and named in `unavailable`."""
+    wanted = (weights,) if isinstance(weights, str) else tuple(weights)
     trained_causal, trained_shift = engine.trained_setting
     causal = trained_causal if causal is None else causal
     shift = trained_shift if shift is None else shift
     engine.check_switches(causal, shift)
-    options = DecodeOptions(mode="teacher_forced", causal=causal, shift=shift, contributions=weights != "raw")
+    options = DecodeOptions(mode="teacher_forced", causal=causal, shift=shift,
+                            contributions=any(w in CONTRIBUTION_KEYS for w in wanted))
     specials = engine_specials(engine)
     limit = engine.max_source_tokens
     for chunk in batches:
@@ -103,21 +128,38 @@ def align_batches(engine: Engine, batches: Iterable[Sequence[tuple[int, _Item]]]
                 failed.append(Aligned(k, None, str(exc)))
                 continue
             ready.append((k, src_ids, src_pieces, normalised.split(), labels, target.split()))
-        runs = engine.teacher_forced_batch([r[1] for r in ready], [r[4] for r in ready], options) if ready else []
+        srcs, labs = [r[1] for r in ready], [r[4] for r in ready]
+        if not ready:
+            runs, raws = [], []
+        elif wanted == ("raw",):  # the attention weights alone: the engine's pass that computes nothing else
+            raws = engine.cross_attention_batch(srcs, labs, options)
+            runs = [None] * len(raws)
+        else:
+            runs = engine.teacher_forced_batch(srcs, labs, options)
+            raws = [run.cross_attn for run in runs]
         yield from failed
-        for (k, _, src_pieces, src_words, labels, tgt_words), run in zip(ready, runs):
+        for (k, _, src_pieces, src_words, labels, tgt_words), run, raw in zip(ready, runs, raws):
+            readings: dict[str, WordAttention] = {}
+            unavailable: dict[str, str] = {}
+            cache: dict[str, Any] = {}
+            label_pieces = [engine.piece(i) for i in labels]
             try:
-                cross = run.cross_attn if weights == "raw" else contributions(  # parts from the same pass
-                    run, run.extra.get("parts") or engine.contribution_parts(run, options)
-                )[CONTRIBUTION_KEYS[weights]]["cross_attention"]
-                wa = word_attention(cross, src_pieces, [engine.piece(i) for i in labels], src_words,
-                                    tgt_words, shift=shift, specials=specials)
+                for w in wanted:
+                    try:
+                        cross = _weighted(engine, run, raw, options, w, cache)
+                    except ModelInputError as exc:
+                        if w == wanted[0]:
+                            raise
+                        unavailable[w] = str(exc)
+                        continue
+                    readings[w] = word_attention(cross, src_pieces, label_pieces, src_words, tgt_words,
+                                                 shift=shift, specials=specials)
             except WordMismatch as exc:
                 yield Aligned(k, None, str(exc))
                 continue
             pieces = tuple(len(g) for g in word_groups(src_pieces, specials))
-            yield Aligned(k, wa, pieces=pieces, sinks=_sinks(run.cross_attn, src_pieces, specials),
-                          rows=run.cross_attn.shape[2])
+            yield Aligned(k, readings[wanted[0]], pieces=pieces, sinks=_sinks(raw, src_pieces, specials),
+                          rows=raw.shape[2], readings=readings, unavailable=unavailable)
 
 
 def align_corpus(engine: Engine, examples: Sequence[Example], batch_size: int = 32, progress: bool = True,
@@ -188,7 +230,7 @@ class Report:
     n_gold: int
     selection: dict[str, Any] = field(default_factory=dict)
     held_out: Tally | None = None  # `best`: the tally of the sentences the choice was NOT made on
-    sentences: list[SentenceScore] = field(default_factory=list)
+    sentences: Iterable[SentenceScore] = field(default_factory=list)  # any order (a corpus: SentenceRows)
     analysis: dict[str, Any] = field(default_factory=dict)  # breakdown, omissions, sinks (Breakdown.summary)
 
     @property
@@ -196,9 +238,10 @@ class Report:
         """The tally the corpus figures are read from."""
         return self.held_out or self.tally
 
-    def summary(self) -> dict[str, Any]:
-        """The docs/formats.md `align --json` object, plus `readings`, `selection`, `skipped`, `sentences`,
-        `breakdown`, `omissions`, `sinks` and `merge` (the counts a merge of shards adds up)."""
+    def summary(self, sentences: bool = True) -> dict[str, Any]:
+        """The docs/formats.md `align --json` object, plus `readings`, `selection`, `skipped`, `sentences`
+        (left out when not `sentences`: sentences.write_summary streams them), `breakdown`, `omissions`,
+        `sinks` and `merge` (the counts a merge of shards adds up)."""
         scored = self.reported
         out: dict[str, Any] = {"n": self.n, "n_scored": scored.n if scored else 0,
                                "n_gold": self.tally.n if self.tally else 0, "method": self.method.name}
@@ -208,9 +251,10 @@ class Report:
         else:
             out.update(scored[self.method].as_dict())
             m = self.method
-            out["heads"] = [{"layer": li, "head": hi, "aer": self.tally[Method(m.extract, m.reading, li, hi,
-                                                                                m.threshold, m.weights)].aer}
-                            for li, hi in selectors(self.tally.layers, self.tally.heads) if hi is not None]
+            out["heads"] = [] if m.weights in HEADLESS else [
+                {"layer": li, "head": hi, "aer": self.tally[Method(m.extract, m.reading, li, hi, m.threshold,
+                                                                  m.weights)].aer}
+                for li, hi in selectors(self.tally.layers, self.tally.heads) if hi is not None]
             out["readings"] = {}
             for reading in READINGS:
                 if self.selection:  # `best`: the best method of each reading, chosen and reported as above
@@ -222,7 +266,8 @@ class Report:
         if self.selection:
             out["selection"] = {k: v for k, v in self.selection.items() if k != "per_reading"}
         out["skipped"] = [{"index": i, "reason": r} for i, r in sorted(self.skipped)]
-        out["sentences"] = [r.as_dict() for r in sorted(self.sentences, key=lambda r: r.index)]
+        if sentences:
+            out["sentences"] = [r.as_dict() for r in sorted(self.sentences, key=lambda r: r.index)]
         out.update(self.analysis)
         out["merge"] = self.merge_counts()
         return out
@@ -370,8 +415,8 @@ class _Spill:
 
     def __init__(self) -> None:
         self.file = tempfile.TemporaryFile()  # noqa: SIM115 -- closed by close()
-        self.index: list[int] = []
-        self.possible: list[int] = []
+        self.index = array("q")
+        self.possible = array("q")
         self.shape: tuple[int, int] | None = None
 
     def add(self, index: int, block: np.ndarray, possible: int) -> None:
@@ -410,12 +455,13 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
     number of sentences (the corpus is read in batches; per-sentence results are a few integers), except the
     links when `keep_links` (`on_links` receives each sentence's links instead, in no particular order).
 
-    `best` picks the lowest-AER method: on `select_on` when given (other sentences with gold, e.g. a valid
-    split), its scores then reported on all of the corpus; otherwise, with 20 or more gold sentences, on the
-    first half, scores reported on the second half (a held-out estimate); with fewer, chosen and reported on
-    the same sentences, and the report says so."""
+    `best` picks the lowest-AER method among every method on every weights it searches (`best`: raw,
+    norm-weighted, rollout and the gradient reading; `selection.candidates` lists each weights' best): on
+    `select_on` when given (other sentences with gold, e.g. a valid split), its scores then reported on all of
+    the corpus; otherwise, with 20 or more gold sentences, on the first half, scores reported on the second half
+    (a held-out estimate); with fewer, chosen and reported on the same sentences, and the report says so."""
     corpus = corpus if corpus is not None else MemoryCorpus(examples or [], batch_size, progress)
-    weights = weights_of(method)
+    searched = searched_weights(method)
     chosen = None if method.startswith(BEST) else Method.parse(method)
     thresholds = SEARCH_THRESHOLDS
     if chosen is not None:
@@ -423,23 +469,27 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
         if chosen.threshold not in thresholds:
             thresholds = (*thresholds, chosen.threshold)
 
-    def new() -> Tally:
+    def new(weights: str) -> Tally:
         return Tally(engine.n_decoder_layers, engine.n_heads, thresholds, weights)
 
     gold_ids = corpus.golds()
     selection: dict[str, Any] = {}
+    unavailable: dict[str, str] = {}
     if chosen is None and select_on is not None:
         pre_corpus = MemoryCorpus(select_on, batch_size, progress, "selection sentence")
         pre_corpus.golds()
-        pre = new()
-        for item in align_batches(engine, pre_corpus.batches(), weights=weights):
+        pres = {w: new(w) for w in searched}
+        for item in align_batches(engine, pre_corpus.batches(), weights=searched):
             ex = select_on[item.index]
+            unavailable.update(item.unavailable)
             if item.attention is not None and ex.gold.strip() and _fits(item.attention, ex):
-                pre.add(item.attention, parse_pharaoh(ex.gold))
-        if pre.n == 0:
+                gold = parse_pharaoh(ex.gold)
+                for w, wa in item.readings.items():
+                    pres[w].add(wa, gold)
+        if pres[searched[0]].n == 0:
             raise ValueError("no sentence of the selection data has gold links this model could align")
-        chosen = pre.best()
-        selection = {"chosen_on": pre.n, "per_reading": {r: pre.best(r) for r in READINGS},
+        chosen, per_reading, listed = _choose(pres, unavailable)
+        selection = {"chosen_on": pres[searched[0]].n, "per_reading": per_reading, "candidates": listed,
                      "note": "best method chosen on separate selection sentences, scores reported on these"}
     picked: frozenset[int] = frozenset()  # `best` without selection data: the sentences it is chosen on
     in_sample = False
@@ -452,29 +502,38 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
     analysis = Breakdown(stats, omission_mass)
     links: dict[int, list[Link]] = {}
     skipped: list[tuple[int, str]] = []
-    rows: list[SentenceScore] = []
+    rows = SentenceRows()  # a few integers per sentence
     n_read = 0
 
-    # 1. `best` without selection data: count every method on the chosen-on sentences, blocks spilled
-    sel_tally = new()
+    # 1. `best` without selection data: count every method of every weights searched on the chosen-on
+    #    sentences, their blocks (every weights' side by side) spilled
+    sel_tallies = {w: new(w) for w in searched}
+    offsets = dict(zip(searched, np.cumsum([0] + [len(t.methods) for t in sel_tallies.values()])[:-1].tolist()))
     spill = _Spill()
     if picked:
-        for batch_items, item in _aligned(engine, corpus, lambda k: k in picked, weights):
+        for batch_items, item in _aligned(engine, corpus, lambda k: k in picked, searched):
             n_read += 1
             ex = batch_items[item.index]
+            unavailable.update(item.unavailable)
             if item.attention is None or not _fits(item.attention, ex):
                 skipped.append((item.index, item.error or MISFIT))
                 continue
             gold = corpus.gold(item.index, ex)
-            block = sel_tally.block(item.attention, gold)
-            sel_tally.add_block(block)
-            spill.add(item.index, block, len(gold.possible))
-        if sel_tally.n == 0:
+            blocks = []
+            for w, tally in sel_tallies.items():
+                if w in item.readings:
+                    blocks.append(tally.block(item.readings[w], gold))
+                    tally.add_block(blocks[-1])
+                else:
+                    blocks.append(np.zeros((len(tally.methods), 4), dtype=np.int64))
+            spill.add(item.index, np.concatenate(blocks), len(gold.possible))
+        if sel_tallies[searched[0]].n == 0:
             chosen = Method.parse(DEFAULT_METHOD)
             selection = {"note": f"no gold links: 'best' cannot choose, so {DEFAULT_METHOD} was used"}
         else:
-            chosen = sel_tally.best()
-            selection = {"chosen_on": sel_tally.n, "per_reading": {r: sel_tally.best(r) for r in READINGS},
+            chosen, per_reading, listed = _choose(sel_tallies, unavailable)
+            selection = {"chosen_on": sel_tallies[chosen.weights].n, "per_reading": per_reading,
+                         "candidates": listed,
                          "note": ("best method chosen and scored on the same sentences (fewer than 20 with gold): "
                                   "an optimistic, in-sample figure") if in_sample else
                          ("best method chosen on the first half of the gold sentences, scores reported on the "
@@ -482,9 +541,12 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
     elif chosen is None:
         chosen = Method.parse(DEFAULT_METHOD)
         selection = {"note": f"no gold links: 'best' cannot choose, so {DEFAULT_METHOD} was used"}
-    column = sel_tally.index[chosen.name]
+    weights = chosen.weights
+    sel_tally = sel_tallies.get(weights) or new(weights)
+    column = offsets.get(weights, 0) + sel_tally.index[chosen.name]
 
-    def score(item: Aligned, ex: Any, tally: Tally | None, count_rows: bool) -> None:
+    def score(item: Aligned, ex: Any, tally: Tally | None, count_rows: bool) -> tuple[int, ...]:
+        """Count and hand on one sentence's links under the chosen method; its omitted source words."""
         wa = item.attention
         mask = extract(wa.matrix(chosen.reading, chosen.layer, chosen.head), chosen.extract, chosen.threshold)
         found = links_of(mask)
@@ -498,7 +560,7 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
             analysis.add_sinks(item.sinks, item.rows)
         gold = corpus.gold(item.index, ex)
         if gold is None:
-            return
+            return omitted
         sure, possible = gold_matrices(gold, len(wa.target_words), len(wa.source_words))
         analysis.add_links(wa.source_words, item.pieces, mask, sure, possible)
         if tally is not None:
@@ -508,11 +570,11 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
         else:
             c = (int(mask.sum()), int(sure.sum()), int((mask & sure).sum()), int((mask & possible).sum()))
         if count_rows:
-            rows.append(SentenceScore(item.index, int(c[1]), len(gold.possible), int(c[0]), int(c[2]), int(c[3]),
-                                      omitted=omitted))
+            rows.add(item.index, int(c[1]), len(gold.possible), int(c[0]), int(c[2]), int(c[3]), omitted=omitted)
+        return omitted
 
     # 2. every other sentence, with the method known: counted, scored, its links handed on
-    rest = new()
+    rest = new(weights)
     for batch_items, item in _aligned(engine, corpus, (lambda k: k not in picked) if picked else None, weights):
         n_read += 1
         ex = batch_items[item.index]
@@ -529,9 +591,7 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
             if item.attention is None or not _fits(item.attention, batch_items[item.index]):
                 continue
             if in_sample:
-                before = len(rows)
-                score(item, batch_items[item.index], None, True)
-                omitted_of[item.index] = rows.pop(before).omitted if len(rows) > before else ()
+                omitted_of[item.index] = score(item, batch_items[item.index], None, False)
             else:
                 mask = extract(item.attention.matrix(chosen.reading, chosen.layer, chosen.head), chosen.extract,
                                chosen.threshold)
@@ -540,8 +600,8 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
                 if on_links is not None:
                     on_links(item.index, links_of(mask))
     for index, c, possible in spill.rows(column):
-        rows.append(SentenceScore(index, int(c[1]), possible, int(c[0]), int(c[2]), int(c[3]),
-                                  selection=not in_sample, omitted=omitted_of.get(index, ())))
+        rows.add(index, int(c[1]), possible, int(c[0]), int(c[2]), int(c[3]), selection=not in_sample,
+                 omitted=omitted_of.get(index, ()))
     spill.close()
 
     if picked:
@@ -561,8 +621,28 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
                   analysis.summary())
 
 
+def _choose(tallies: dict[str, Tally], unavailable: dict[str, str]) -> tuple[Method, dict[str, Method],
+                                                                           list[dict[str, Any]]]:
+    """`best` over several weights' tallies of the same sentences: the lowest-AER method of them all (ties: the
+    first weights searched), the best of each reading on the chosen weights, and every weights' best (the
+    candidates), with the weights the model could not give."""
+    listed: list[dict[str, Any]] = []
+    chosen: Method | None = None
+    for w, tally in tallies.items():
+        if w in unavailable or tally.n == 0:
+            listed.append({"weights": w, "method": None, "aer": None,
+                           "note": unavailable.get(w, "no sentence counted")})
+            continue
+        pick = tally.best()
+        listed.append({"weights": w, "method": pick.name, "aer": tally[pick].aer})
+        if chosen is None or tally[pick].aer < tallies[chosen.weights][chosen].aer:
+            chosen = pick
+    assert chosen is not None  # the first weights is always counted (align_batches raises otherwise)
+    return chosen, {r: tallies[chosen.weights].best(r) for r in READINGS}, listed
+
+
 def _aligned(engine: Engine, corpus: Corpus, keep: Callable[[int], bool] | None,
-             weights: str) -> Iterator[tuple[dict[int, Any], Aligned]]:
+             weights: str | Sequence[str]) -> Iterator[tuple[dict[int, Any], Aligned]]:
     """(the batch's items by index, Aligned) for every sentence `keep` accepts."""
     for batch in corpus.batches(keep):
         items = dict(batch)

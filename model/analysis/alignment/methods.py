@@ -3,7 +3,11 @@
 
 Weights: `raw` (the cross-attention weights, no suffix), `norm` (norm-weighted, alpha * ||v W_O^h||,
 Kobayashi et al. 2020) or `rollout` (cross-attention composed with the encoder's rollout, Abnar & Zuidema
-2020), both from attention_lens.model.engine.contributions."""
+2020), both from attention_lens.model.engine.contributions, or `saliency` (the gradient reading, Ding et al.
+2019: model.analysis.alignment.gradient), which has no heads or layers, so only the `mean` selector.
+
+`best` chooses among every method on every weights (`best-raw`, `best-norm`, `best-rollout`, `best-saliency`:
+among those of one weights)."""
 
 from __future__ import annotations
 
@@ -23,8 +27,9 @@ DEFAULT_THRESHOLD = 0.3
 # every head was the best choice that needs no head selection (AER 0.07 / 0.10).
 DEFAULT_READING = "plain"
 DEFAULT_METHOD = "union-plain-mean"
-BEST = "best"  # or best-norm / best-rollout: the best method on those weights
-WEIGHTS = ("raw", "norm", "rollout")
+BEST = "best"  # every weights; best-raw / best-norm / best-rollout / best-saliency: the best method on those
+WEIGHTS = ("raw", "norm", "rollout", "saliency")
+HEADLESS = frozenset({"saliency"})  # weights read off the whole model, not per head: only the `mean` selector
 CONTRIBUTION_KEYS = {"norm": "norm_weighted", "rollout": "rollout"}  # the Trace's contributions groups
 SEARCH_THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5)  # the thresholds `best` tries
 
@@ -75,6 +80,9 @@ class Method:
             raise ValueError("a head needs a layer")
         if not 0 < self.threshold <= 1:
             raise ValueError(f"threshold must be in (0, 1], got {self.threshold}")
+        if self.weights in HEADLESS and self.layer is not None:
+            raise ValueError(f"the {self.weights} reading has no heads or layers: use the mean selector (e.g. "
+                             f"argmax-plain-mean-{self.weights})")
 
     @property
     def selector(self) -> str:
@@ -140,19 +148,29 @@ def selectors(layers: int, heads: int) -> list[tuple[int | None, int | None]]:
 
 def candidates(layers: int, heads: int, thresholds: Sequence[float] = SEARCH_THRESHOLDS,
                weights: str = "raw") -> list[Method]:
-    """Every method the scorer counts at once: extractions (thresholds as given) x readings x selectors, on
-    the given weights."""
+    """Every method the scorer counts at once: extractions (thresholds as given) x readings x selectors
+    (only `mean` for HEADLESS weights), on the given weights."""
     extracts = [("argmax", DEFAULT_THRESHOLD), ("inter", DEFAULT_THRESHOLD), ("union", DEFAULT_THRESHOLD)]
     extracts += [("threshold", t) for t in thresholds]
-    return [Method(e, r, li, hi, t, weights) for e, t in extracts for r in READINGS
-            for li, hi in selectors(layers, heads)]
+    chosen = [(None, None)] if weights in HEADLESS else selectors(layers, heads)
+    return [Method(e, r, li, hi, t, weights) for e, t in extracts for r in READINGS for li, hi in chosen]
+
+
+def searched_weights(method: str) -> tuple[str, ...]:
+    """The weights a method name reads: one for a method, every WEIGHTS for `best`, one for best-WEIGHTS."""
+    if method.startswith(BEST):
+        rest = method[len(BEST):]
+        if not rest:
+            return WEIGHTS
+        if rest[1:] not in WEIGHTS or rest[0] != "-":
+            raise ValueError(f"{method!r}: best takes -raw, -norm, -rollout or -saliency, nothing else")
+        return (rest[1:],)
+    return (Method.parse(method).weights,)
 
 
 def weights_of(method: str) -> str:
-    """The weights a method name (or best / best-norm / best-rollout) reads."""
-    if method.startswith(BEST):
-        rest = method[len(BEST):].lstrip("-") or "raw"
-        if rest not in WEIGHTS:
-            raise ValueError(f"{method!r}: best takes -norm or -rollout, nothing else")
-        return rest
-    return Method.parse(method).weights
+    """The weights a method name (or best-WEIGHTS) reads; `best` reads every weights and has none."""
+    searched = searched_weights(method)
+    if len(searched) != 1:
+        raise ValueError(f"{method!r} searches every weights ({', '.join(searched)})")
+    return searched[0]

@@ -6,7 +6,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from attention_lens.model.analysis.alignment.links import Counts, Gold
-from attention_lens.model.analysis.alignment.methods import SEARCH_THRESHOLDS, Method, candidates, extract
+from attention_lens.model.analysis.alignment.methods import (
+    HEADLESS,
+    SEARCH_THRESHOLDS,
+    Method,
+    _onehot_argmax,
+    candidates,
+)
 from attention_lens.model.analysis.alignment.words import READINGS, WordAttention
 
 
@@ -19,6 +25,23 @@ def gold_matrices(gold: Gold, m_words: int, n_words: int) -> tuple[np.ndarray, n
     for i, j in gold.possible:
         possible[j, i] = True
     return sure, possible
+
+
+def count_extractions(w: np.ndarray, sure: np.ndarray, possible: np.ndarray,
+                      thresholds: tuple[float, ...]) -> np.ndarray:
+    """(|A|, |S|, |A & S|, |A & P|) of every extraction of w (R, S, m, n) (readings x selectors), in candidate
+    order: argmax, inter, union, then each threshold; within each, reading by reading, selector by selector.
+    The same links as methods.extract gives each on its own, found at once: the two argmax one-hots once, every
+    extraction stacked, the counts one product."""
+    if not sure.size:  # no word on one side: nothing predicted, nothing to find
+        return np.zeros(((len(thresholds) + 3) * w.shape[0] * w.shape[1], 4), dtype=np.int64)
+    along_rows = _onehot_argmax(w, -1)  # each target word's most attended source word
+    along_cols = _onehot_argmax(w, -2)  # each source word's most attending target word
+    masks = np.stack([along_rows, along_rows & along_cols, along_rows | along_cols, *(w >= t for t in thresholds)])
+    flat = masks.reshape(-1, sure.size).astype(np.float32)  # counts up to m x n: exact in float32
+    gold = np.stack([np.ones(sure.size), sure.ravel(), possible.ravel()], axis=1).astype(np.float32)
+    a, a_s, a_p = np.rint(flat @ gold).astype(np.int64).T
+    return np.stack([a, np.full(len(a), int(sure.sum()), dtype=np.int64), a_s, a_p], axis=1)
 
 
 @dataclass
@@ -38,20 +61,15 @@ class Tally:
         self.counts = np.zeros((len(self.methods), 4), dtype=np.int64)
 
     def block(self, wa: WordAttention, gold: Gold) -> np.ndarray:
-        """One sentence's counts of every candidate method, (len(methods), 4) int64, in `methods` order."""
-        if (wa.layers, wa.heads) != (self.layers, self.heads):
+        """One sentence's counts of every candidate method, (len(methods), 4) int64, in `methods` order. For
+        HEADLESS weights the sentence's one matrix (its mean) is the only selector."""
+        headless = self.weights in HEADLESS
+        if not headless and (wa.layers, wa.heads) != (self.layers, self.heads):
             raise ValueError(f"a sentence has {wa.layers}x{wa.heads} heads, the tally {self.layers}x{self.heads}")
         sure, possible = gold_matrices(gold, len(wa.target_words), len(wa.source_words))
-        n_sure = int(sure.sum())
-        blocks = []
-        stacked = {reading: wa.stacked(reading) for reading in READINGS}  # (S, m, n) each
-        for how, tau in [("argmax", 0.0), ("inter", 0.0), ("union", 0.0)] + [("threshold", t)
-                                                                            for t in self.thresholds]:
-            for reading in READINGS:
-                a = extract(stacked[reading], how, tau)
-                blocks.append(np.stack([a.sum(axis=(1, 2)), np.full(len(a), n_sure),
-                                        (a & sure).sum(axis=(1, 2)), (a & possible).sum(axis=(1, 2))], axis=1))
-        return np.concatenate(blocks).astype(np.int64)
+        stacked = {reading: (wa.reading(reading).mean(axis=(0, 1))[None] if headless else wa.stacked(reading))
+                   for reading in READINGS}  # (S, m, n) each
+        return count_extractions(np.stack([stacked[r] for r in READINGS]), sure, possible, self.thresholds)
 
     def add_block(self, block: np.ndarray) -> None:
         """Add one sentence's counts (a `block`)."""
