@@ -205,8 +205,9 @@ def head_ranking_on(model_key: str, pairs: tuple[tuple[str, str], ...]) -> dict[
 
 # Uploads are capped by size, not by lines: a file up to this many bytes is read as a stream (upload_pairs), so what
 # a page holds grows with the pairs it keeps, never with a copy of the text. The pages state the cap.
-UPLOAD_MAX_BYTES = 8 * 1024 * 1024
-UPLOAD_CAP_TEXT = "at most 8 MB"
+UPLOAD_MAX_MB = 8
+UPLOAD_MAX_BYTES = UPLOAD_MAX_MB * 1024 * 1024  # as Streamlit counts a megabyte (file_uploader's max_upload_size)
+UPLOAD_CAP_TEXT = f"at most {UPLOAD_MAX_MB} MB"
 
 
 def upload_size_problem(name: str, size: int) -> str | None:

@@ -250,13 +250,18 @@ def first_part(up, text: str, sentences: int) -> str | None:
 
 def upload_view(model_key: str, engine, method: al.Method) -> None:
     st.subheader("Your test file")
-    up = st.file_uploader("Upload a TSV: source, target, and gold links if you have them", type=["tsv", "txt"],
-                          key=K_FILE, help=HELP)
+    up = st.file_uploader(f"Upload a TSV: source, target, and gold links if you have them "
+                          f"({services.UPLOAD_CAP_TEXT})", type=["tsv", "txt"], key=K_FILE, help=HELP,
+                          max_upload_size=services.UPLOAD_MAX_MB)
     if up is None:
         st.caption("Without a file, the ranking below uses the shipped test split of the model's language pair."
                    if has_test_split(engine) else
                    "No gold test split ships for this model: upload a file with gold links to rank its heads and "
                    "list its worst sentences.")
+        return
+    too_big = services.upload_size_problem(state.text(up.name), up.size)
+    if too_big:
+        st.error(too_big)
         return
     try:
         text = up.getvalue().decode("utf-8")

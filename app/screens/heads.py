@@ -80,9 +80,14 @@ def pairs_ui(model_key: str) -> tuple[str, tuple[tuple[str, str], ...] | None]:
         n = st.select_slider("Test pairs", SIZES, key=K_N)
         test = test if n == SIZES[0] else services.test_pairs(model_key, n)
         return f"the first {n} pairs of the test split", tuple(test)
-    up = st.file_uploader("Your pairs: a TSV, source<TAB>target per line", type=["tsv", "txt"], key=K_FILE)
+    up = st.file_uploader(f"Your pairs: a TSV, source<TAB>target per line ({services.UPLOAD_CAP_TEXT})",
+                          type=["tsv", "txt"], key=K_FILE, max_upload_size=services.UPLOAD_MAX_MB)
     if up is None:
         st.caption("Upload a file to rank the heads on your own sentences (the test split is one click away).")
+        return "", None
+    too_big = services.upload_size_problem(state.text(up.name), up.size)
+    if too_big:
+        st.error(too_big)
         return "", None
     try:
         examples, problems = services.alignment.parse_tsv(up.getvalue().decode("utf-8"))
