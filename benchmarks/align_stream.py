@@ -2,10 +2,12 @@
 process's maximum resident set, as /usr/bin/time -v reports it) at a small and a large number of lines.
 
     flock -x /work/runs/cpu.lock .venv/bin/python -m benchmarks.align_stream            # 500 and 15,240 lines
+    .venv/bin/python -m benchmarks.align_stream --lines 500 5000 50000 --sides new       # any sizes, one side
     .venv/bin/python -m benchmarks.align_stream --quick                                  # 20 and 60 lines
 
 The data: the first 508 sentence pairs of assets/data/de-en.test.tsv (gold-aligned), its first 500 lines for
-the small run, and those 508 lines repeated 30 times (15,240 lines) for the large one. The model: the shipped
+the small run, and those 508 lines repeated 30 times (15,240 lines) for the large one (--lines: the 508
+lines repeated and cut to each count given). The model: the shipped
 everyday de-en. `old` is another commit's model/ and attention_lens/ (`git archive`, default: the last commit
 before align streamed), imported in place of this checkout's through PYTHONPATH; `new` is this checkout. The
 runs alternate old, new, new, old so that a change in the machine's load hits both alike. Prints a table and,
@@ -67,29 +69,36 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--method", default="union-plain-mean", help="align's --method (default %(default)s)")
     ap.add_argument("--small", type=int, default=500, help="lines of the small run")
     ap.add_argument("--repeat", type=int, default=30, help="the large run: 508 lines repeated this many times")
+    ap.add_argument("--lines", type=int, nargs="+", help="instead of --small / --repeat: these line counts, each "
+                                                          "the 508 lines repeated (and cut) to that many")
+    ap.add_argument("--sides", nargs="+", default=["old", "new"], choices=["old", "new"],
+                    help="which code to run (default: both, alternating)")
     ap.add_argument("--quick", action="store_true", help="20 lines and 60 lines (a check that it runs)")
     args = ap.parse_args(argv)
-    base_n, small, repeat = (20, 20, 3) if args.quick else (508, args.small, args.repeat)
+    base_n = 20 if args.quick else 508
     lines = DATA.read_text(encoding="utf-8").splitlines()[:base_n]
+    sizes = ([20, 60] if args.quick else args.lines) or [args.small, base_n * args.repeat]
     with tempfile.TemporaryDirectory(prefix="align_stream_") as tmp:
         tmp = Path(tmp)
-        files = {small: tmp / "small.tsv", base_n * repeat: tmp / "large.tsv"}
-        files[small].write_text("\n".join(lines[:small]) + "\n", encoding="utf-8")
-        files[base_n * repeat].write_text("\n".join(lines * repeat) + "\n", encoding="utf-8")
-        old = old_tree(args.old, tmp / "old")
-        results: dict[str, dict[int, dict]] = {"old": {}, "new": {}}
-        for n, order in ((small, ("old", "new")), (base_n * repeat, ("new", "old"))):
-            for side in order:
-                results[side][n] = run_align(files[n], args.method, old if side == "old" else None, tmp)
+        old = old_tree(args.old, tmp / "old") if "old" in args.sides else None
+        results: dict[str, dict[int, dict]] = {side: {} for side in args.sides}
+        for k, n in enumerate(sizes):
+            data = tmp / f"lines{n}.tsv"
+            data.write_text("\n".join(lines[i % base_n] for i in range(n)) + "\n", encoding="utf-8")
+            for side in (args.sides if k % 2 == 0 else args.sides[::-1]):  # old, new, new, old, ...
+                results[side][n] = run_align(data, args.method, old if side == "old" else None, tmp)
                 r = results[side][n]
                 print(f"{side:4s} {n:6d} lines: {r['wall_s']:7.1f} s wall, {r['cpu_s']:7.1f} s CPU, peak "
                       f"{r['peak_mb']:6.0f} MB, AER {r['aer']:.4f} on {r['n_scored']}", flush=True)
-    large = base_n * repeat
-    out = {"method": args.method, "old": args.old, "lines": [small, large],
-           **{f"{side}_{n}": results[side][n] for side in results for n in (small, large)},
-           "speedup_wall_large": results["old"][large]["wall_s"] / results["new"][large]["wall_s"],
-           "speedup_cpu_large": results["old"][large]["cpu_s"] / results["new"][large]["cpu_s"],
-           "new_peak_growth": results["new"][large]["peak_mb"] / results["new"][small]["peak_mb"] - 1}
+            data.unlink()
+    small, large = min(sizes), max(sizes)
+    out: dict = {"method": args.method, "old": args.old, "lines": sizes,
+                 **{f"{side}_{n}": results[side][n] for side in results for n in sizes}}
+    if "old" in results and "new" in results:
+        out["speedup_wall_large"] = results["old"][large]["wall_s"] / results["new"][large]["wall_s"]
+        out["speedup_cpu_large"] = results["old"][large]["cpu_s"] / results["new"][large]["cpu_s"]
+    if "new" in results:
+        out["new_peak_growth"] = results["new"][large]["peak_mb"] / results["new"][small]["peak_mb"] - 1
     print(json.dumps(out))
     return 0
 
