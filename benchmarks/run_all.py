@@ -75,6 +75,9 @@ SUITE = (
     Benchmark("stepper_bench", "How many bytes is a whole run in the browser's stepper, and what does a step cost "
               "there against a server run per step (click to row, a held key, server CPU, a burst of pages)?",
               quick=("--bytes-only",)),
+    Benchmark("view_switch_bench", "What does a kind / view switch cost, and a step with the key-value cache, the "
+              "logit lens or saliency open: frames sent, bytes received, server CPU (old and new in one run)?",
+              quick=("--new", ".", "--steps", "1", "--panels", "kv_cache,logit_lens"), full=("--new", ".")),
     Benchmark("heads_speed", "How much faster is the Heads ranking with many heads off in one batched pass than with "
               "one pass per head, on the same pairs (old and new in one run)?",
               quick=("--model", "checkpoints/everyday-en-fr", "--pairs", "4")),
