@@ -113,10 +113,20 @@ def force_ui(engine, trace, step: int, model_key: str) -> None:
                                help="The step's other candidates first, then the whole target vocabulary: type to "
                                     "search. Re-decodes from here as if the model had chosen this token.")
     prefix = tuple(trace.steps[i].id for i in range(t))
+    # A typed word is looked up as soon as it is chosen: the piece it forces is named, an unknown word is
+    # refused before "Force it" (which stays disabled) rather than after.
+    found = forcible(engine, choice) if choice is not None else None
     cols[1].button("Force it", key="force", on_click=_force_typed, args=(engine, prefix), width="stretch",
-                   disabled=choice is None)
-    if missed := st.session_state.pop(K_FORCE_MISS, None):
-        st.warning(f"“{state.text(missed)}” is not a token of this model's target vocabulary.")
+                   disabled=found is None)
+    missed = st.session_state.pop(K_FORCE_MISS, None)
+    if choice is not None and found is None:
+        missed = choice
+    if missed:
+        st.warning(f"“{state.text(missed)}” is not a token of this model's target vocabulary: type a word it "
+                   "knows, or one of its pieces (the list shows them as you type).")
+    elif found is not None and engine.piece(found) != choice:
+        st.caption(f"“{state.text(choice)}” is the piece {chips([engine.piece(found)])} (id {found}).",
+                   unsafe_allow_html=True)
     if st.session_state.get(K_FORCED):
         st.button("Undo forcing", key="unforce", on_click=_unforce)
 

@@ -82,9 +82,6 @@ def test_keyboard_stepping_survives_clicks_on_toggles(shipped_server):
         page.wait_for_function(ROW_SHOWN, arg=[1], timeout=30_000)
 
 
-@pytest.mark.xfail(strict=False, reason="known regression: a word typed into the force box that is not among the "
-                   "step's top candidates ('▁chien' at step 2) is offered no option in Chromium since this session's "
-                   "force-box and stepper changes; the rest of the link test is unchecked until it is fixed")
 def test_a_copied_link_reproduces_reading_forced_token_and_heads_off(shipped_server):
     from playwright.sync_api import sync_playwright
 
