@@ -33,8 +33,8 @@ def embedded_run(model: Transformer, run: RawRun, chosen: list[int], causal: boo
     def layer_keep(kind: str, i: int) -> torch.Tensor | None:
         return None if keep[kind] is None else keep[kind][i]
 
-    def logits(source: torch.Tensor, prefix: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
-        """source (B, n, d), prefix (B, L, d), rows (B,) -> (B,) each element's row's chosen logit."""
+    def outputs(source: torch.Tensor, prefix: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+        """source (B, n, d), prefix (B, L, d), rows (B,) -> (B, V) each element's row's logits."""
         batch, length = source.shape[0], prefix.shape[1]
         src_keep = torch.ones(batch, n, dtype=torch.bool, device=device)
         rows = rows.to(device)
@@ -46,10 +46,19 @@ def embedded_run(model: Transformer, run: RawRun, chosen: list[int], causal: boo
         self_mask = causal_mask(length, device) if causal else full_mask(length, device)
         for i, (layer, cache) in enumerate(zip(model.decoder, caches)):
             y, _, _, _ = layer(y, cache, self_mask, None, False, (layer_keep("dec", i), layer_keep("cross", i)))
-        out = model.generator(y[torch.arange(batch, device=device), rows])  # (B, V): only the rows asked for
-        return out.gather(1, chosen_ids[rows][:, None])[:, 0]
+        return model.generator(y[torch.arange(batch, device=device), rows])  # (B, V): only the rows asked for
+
+    def logits(source: torch.Tensor, prefix: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+        """-> (B,) each element's row's chosen logit."""
+        rows = rows.to(device)
+        return outputs(source, prefix, rows).gather(1, chosen_ids[rows][:, None])[:, 0]
+
+    def probabilities(source: torch.Tensor, prefix: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+        """-> (B,) each element's row's softmax probability of its chosen id."""
+        rows = rows.to(device)
+        return outputs(source, prefix, rows).softmax(-1).gather(1, chosen_ids[rows][:, None])[:, 0]
 
     src_table, tgt_table = model.src_embed.weight.detach(), model.tgt_embed.weight.detach()
     return EmbeddedRun(source=src_table[run.src_ids], target=tgt_table[run.dec_in_ids],
                        source_baseline=src_table[[cfg.pad_id] * n], target_baseline=tgt_table[[cfg.pad_id] * m],
-                       chosen=tuple(chosen), causal=causal, logits=logits)
+                       chosen=tuple(chosen), causal=causal, logits=logits, probabilities=probabilities)

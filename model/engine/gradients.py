@@ -8,6 +8,10 @@ names its own row r, in the run's setting (causal or not, the same heads off). O
 many rows at once. With the causal mask on, row r reads only decoder inputs 0..r, so the prefix given may stop
 after the batch's last row (and whatever it holds after row r cannot change row r's logit); without it, every
 row reads all m inputs.
+
+`probabilities` (optional): the same pass ending at the softmax probability of row r's chosen id instead of its
+logit (what the gradient alignment reading differentiates, model.analysis.alignment.gradient); None where a
+family does not give it.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ class EmbeddedRun:
     # (B, n, d), (B, L, d), rows (B,) -> (B,): element b's logit of chosen[rows[b]] at row rows[b]; L > every
     # row with the causal mask on, L = m without it
     logits: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
+    # the same arguments -> (B,): element b's softmax probability of chosen[rows[b]] at row rows[b]
+    probabilities: Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor] | None = None
 
     def __post_init__(self) -> None:
         if self.source.shape != self.source_baseline.shape or self.target.shape != self.target_baseline.shape \

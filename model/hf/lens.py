@@ -78,7 +78,7 @@ def embedded_run(model: Any, run: RawRun, chosen: list[int], causal: bool, pad: 
     chosen_ids = torch.tensor(chosen, dtype=torch.long, device=device)
 
     def run_from(source: torch.Tensor, prefix: torch.Tensor, rows: torch.Tensor,
-                 scales: tuple[float, float]) -> torch.Tensor:
+                 scales: tuple[float, float], probability: bool = False) -> torch.Tensor:
         batch, length = source.shape[0], prefix.shape[1]
         src_keep = torch.ones(batch, n, dtype=torch.long, device=device)
         with ablating(model, keep):
@@ -89,6 +89,8 @@ def embedded_run(model: Any, run: RawRun, chosen: list[int], causal: bool, pad: 
                                          use_cache=False).last_hidden_state
         rows = rows.to(device)
         logits = project(model, hidden[torch.arange(batch, device=device), rows])  # (B, V): only the rows asked for
+        if probability:
+            logits = logits.float().softmax(-1)
         return logits.gather(1, chosen_ids[rows][:, None])[:, 0]
 
     with torch.no_grad():
@@ -111,7 +113,8 @@ def embedded_run(model: Any, run: RawRun, chosen: list[int], causal: bool, pad: 
         target_baseline = tgt_table(base).expand(m, -1).clone()
     return EmbeddedRun(source=source, target=target, source_baseline=source_baseline,
                        target_baseline=target_baseline, chosen=tuple(chosen), causal=causal,
-                       logits=lambda s, p, r: run_from(s, p, r, scales))
+                       logits=lambda s, p, r: run_from(s, p, r, scales),
+                       probabilities=lambda s, p, r: run_from(s, p, r, scales, probability=True))
 
 
 def _scales(stack: Any) -> tuple[float, ...]:
