@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
                      align_links=args.align_links or "", align_layer=args.align_layer, align_head=args.align_head,
                      align_weight=args.align_weight, align_reading=args.align_reading,
                      align_extra=args.align_extra or "", align_extra_links=args.align_extra_links or "",
+                     align_extra_translation=not args.align_extra_alignment_only,
                      raw_text=(args.text or ("raw" if args.data else "conventions")) == "raw",
                      device=args.device, precision=args.precision, batch_tokens=args.batch_tokens)
     splits, meta = load_rows(args)
@@ -145,6 +146,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="more training pairs with links of their own (e.g. the training pairs written in "
                              "another form), added to the training split only; needs --align-extra-links")
     guided.add_argument("--align-extra-links", metavar="FILE", help="Pharaoh links, one line per pair of --align-extra")
+    guided.add_argument("--align-extra-alignment-only", action="store_true",
+                        help="the --align-extra pairs train the supervised head only, not the translation (their "
+                             "translation loss is left out)")
     where = p.add_argument_group("device", "where the steps run and how a batch is measured")
     where.add_argument("--device", default="cpu", metavar="cpu|cuda[:N]|auto",
                        help="cpu (default), a CUDA GPU, or auto (the GPU when torch sees one); the card records it")

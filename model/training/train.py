@@ -78,6 +78,7 @@ class TrainConfig:
     # own links file, one line per pair; added to the training split only
     align_extra: str = ""
     align_extra_links: str = ""
+    align_extra_translation: bool = True  # False: the extra pairs train the alignment only, not the translation
     # Where the steps run (model.engine.device.resolve_device: cpu, cuda[:N], mps, auto); mixed precision on a
     # GPU (PRECISIONS: auto = bf16 where the card has it, else fp16 with loss scaling; off = float32; the CPU
     # always trains in float32); batch_tokens > 0: a batch holds at most that many padded tokens (its longest
@@ -191,7 +192,8 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
     rng = random.Random(tc.seed)
     causal, shift = VARIANTS[tc.variant]
     train_rows, valid_rows = splits["train"], splits["valid"]
-    extra_rows = []
+    extra_rows: list[tuple[str, str]] = []
+    n_split = len(train_rows)  # rows from this index on are the extra pairs
     if tc.align_extra:
         from attention_lens.model.corpora import read_tsv
 
@@ -224,9 +226,10 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
     loss_fn = nn.CrossEntropyLoss(ignore_index=cfg.pad_id, label_smoothing=tc.label_smoothing)
     eval_loss_fn = nn.CrossEntropyLoss(ignore_index=cfg.pad_id, reduction="sum")
 
-    def batch_loss(srcs, labs, fn, guide=None):
+    def batch_loss(srcs, labs, fn, guide=None, no_translation=None):
         """guide: the batch's Guides (guided alignment), or None; with one the loss adds align_weight times
-        the alignment loss, kept in align_seen for the log."""
+        the alignment loss, kept in align_seen for the log. no_translation: per row, True where the row's
+        translation loss is left out (extra pairs that train the alignment only)."""
         src, src_keep = (t.to(device) for t in pad_batch(srcs, cfg.pad_id))
         dec_in, tgt_keep = (t.to(device) for t in pad_batch([decoder_inputs(lab, cfg, shift) for lab in labs],
                                                            cfg.pad_id))
@@ -238,7 +241,14 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
             enc = model.encode(src, src_keep, need_weights=False)
             out_ = model.decode(dec_in, enc, decoder_self_mask(tgt_keep, causal), need_weights=tensors is not None)
         logits = out_.logits.float()
-        loss = fn(logits.reshape(-1, logits.shape[-1]), lab_t.reshape(-1))
+        lab_ce = lab_t
+        if no_translation is not None and any(no_translation):
+            lab_ce = lab_t.clone()
+            lab_ce[torch.tensor(no_translation, device=lab_t.device)] = cfg.pad_id
+        if bool((lab_ce != cfg.pad_id).any()):
+            loss = fn(logits.reshape(-1, logits.shape[-1]), lab_ce.reshape(-1))
+        else:  # every row of the batch trains the alignment only
+            loss = logits.sum() * 0.0
         if tensors is not None:
             term = alignment_loss(head_attention(out_.cross_attentions, tc.align_layer, tc.align_head), *tensors)
             align_seen.append(term.item())
@@ -272,7 +282,8 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
         for g in opt.param_groups:
             g["lr"] = _lr_at(step, tc, time.perf_counter() - t0)
         loss, _, _ = batch_loss([train_src[i] for i in idx], [train_lab[i] for i in idx], loss_fn,
-                                None if guides is None else [guides[i] for i in idx])
+                                None if guides is None else [guides[i] for i in idx],
+                                None if tc.align_extra_translation else [i >= n_split for i in idx])
         opt.zero_grad(set_to_none=True)
         scaler.scale(loss).backward()  # without fp16 the scaler passes everything through unchanged
         scaler.unscale_(opt)
@@ -323,8 +334,8 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
         card["guided_alignment"] = {
             "links": tc.align_links, "layer": tc.align_layer, "head": tc.align_head, "weight": tc.align_weight,
             "reading": tc.align_reading, "supervised_pairs": sum(g is not None for g in guides),
-            **({"extra": tc.align_extra, "extra_links": tc.align_extra_links, "extra_pairs": len(extra_rows)}
-               if tc.align_extra else {}),
+            **({"extra": tc.align_extra, "extra_links": tc.align_extra_links, "extra_pairs": len(extra_rows),
+                "extra_translation": tc.align_extra_translation} if tc.align_extra else {}),
             "loss_first_100": round(sum(align_seen[:100]) / max(1, len(align_seen[:100])), 5),
             "loss_last_100": round(sum(align_seen[-100:]) / max(1, len(align_seen[-100:])), 5)}
     dtype = torch.float16 if tc.dtype == "float16" else torch.float32

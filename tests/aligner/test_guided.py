@@ -130,3 +130,31 @@ def test_extra_pairs_with_their_own_links_join_the_training_split(tmp_path):
     typed = [(e.source, e.target) for e in read_tsv(data)]  # as train --data reads and splits the file
     assert card["train_pairs"] == len(split_by_sentence(typed, 0)["train"]) + len(extra_rows)
     assert card["train_config"]["align_extra"] == str(extra)
+
+
+def test_extra_pairs_can_train_the_alignment_only(tmp_path):
+    """--align-extra-alignment-only leaves the extra pairs' translation loss out: a batch made only of extra pairs
+    then trains the supervised head alone, and the loss stays finite (an all-ignored cross-entropy would be NaN)."""
+    start = build_tiny_checkpoint(tmp_path / "tiny")
+    data = tmp_path / "pairs.tsv"
+    data.write_text("".join(f"{s}\t{t}\n" for s, t in zip(SOURCES, TARGETS)), encoding="utf-8")
+    links = tmp_path / "links.txt"
+    links.write_text("\n" * len(SOURCES), encoding="utf-8")
+    extra = tmp_path / "extra.tsv"
+    extra_rows = [(f"{s} {s}", f"{t} {t}") for s, t in zip(SOURCES, TARGETS)] * 20
+    extra.write_text("".join(f"{s}\t{t}\n" for s, t in extra_rows), encoding="utf-8")
+    extra_links = tmp_path / "extra.links"
+    extra_links.write_text("".join(" ".join(f"{i}-{min(i, len(t.split()) - 1)}" for i in range(len(s.split())))
+                                   + "\n" for s, t in extra_rows), encoding="utf-8")
+    out = tmp_path / "guided"
+    run = subprocess.run([sys.executable, "-m", "model", "train", "--data", str(data), "--init-from", str(start),
+                          "--out", str(out), "--steps", "4", "--batch-size", "4", "--eval-every", "2",
+                          "--valid-sample", "1", "--warmup", "1", "--align-links", str(links), "--align-extra",
+                          str(extra), "--align-extra-links", str(extra_links), "--align-extra-alignment-only",
+                          "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    card = json.loads((out / "card.json").read_text())
+    assert card["guided_alignment"]["extra_translation"] is False
+    log = (out / "train_log.csv").read_text().splitlines()
+    losses = [float(row.split(",")[1]) for row in log[-2:]]  # this run's rows: step, train_loss, ...
+    assert all(math.isfinite(x) for x in losses) and card["guided_alignment"]["loss_first_100"] > 0
