@@ -8,10 +8,12 @@ import argparse
 import json
 import sys
 
+import torch
 from attention_lens.model.analysis.alignment import DEFAULT_METHOD, OMISSION_MASS
 from attention_lens.model.analysis.alignment.corpus import FileCorpus
 from attention_lens.model.analysis.alignment.sentences import LinkSpill, write_summary
 from attention_lens.model.cli.common import add_model, open_model, read_pairs
+from attention_lens.model.engine.device import cpu_threads, resolve_device
 from attention_lens.model.engine.stream import Shard, add_stream_options
 
 BATCH = 32  # sentences per batched pass (a batch's logits and attention stay well under 100 MB)
@@ -81,6 +83,11 @@ def _corpus(args: argparse.Namespace) -> FileCorpus:
                       args.limit)
 
 
+def engine_device(args: argparse.Namespace) -> str:
+    """"cpu" when the model will run on the CPU (--device cpu, or auto without a GPU)."""
+    return resolve_device(args.device).type
+
+
 def run(args: argparse.Namespace) -> int:
     from attention_lens.model.analysis.alignment import format_pharaoh, run_alignment
 
@@ -94,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
     if shard.count > 1 and args.method.startswith("best") and select_on is None:
         raise ValueError("--shard with --method best needs --select-on FILE (every shard must choose the same "
                          "method), or give a fixed --method")
+    if engine_device(args) == "cpu":
+        torch.set_num_threads(cpu_threads(args.threads))
     engine = open_model(args)
     lines = LinkSpill() if args.out else None
     report = run_alignment(engine, method=args.method, select_on=select_on, corpus=corpus, keep_links=False,
@@ -193,6 +202,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="a source word with no link is an omission when all target words together give it less "
                         "than this much attention (in units of one target word's; default %(default)s)")
     add_stream_options(p, batch_default=BATCH)
+    p.add_argument("--threads", type=int, help="CPU threads (default: the cores idle when it starts, at least 1; "
+                                               "on a busy shared machine more threads only spin)")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=run)
 

@@ -81,3 +81,22 @@ def device_name(device: torch.device) -> str:
     if device.type == "cuda":
         return f"cuda:{device.index or 0}"
     return device.type
+
+
+def cpu_threads(asked: int | None = None) -> int:
+    """Threads for the CPU's intra-op work: `asked` when given (at least 1), otherwise the cores that are idle
+    now (os.cpu_count() less the 1-minute load average, rounded), at least 1 and at most torch's own default. On
+    a shared machine busier than its cores, OpenMP threads wait spinning for siblings the kernel has paused: a
+    300-line teacher-forced pass of everyday de-en took 9.5 s of CPU with 2 threads and 1.3 s with 1 at a load
+    average of ~20 on 2 cores (benchmarks/RESULTS.md, part 20); on an idle machine this is torch's default."""
+    import os
+
+    if asked is not None:
+        if asked < 1:
+            raise ValueError("--threads must be at least 1")
+        return asked
+    try:
+        idle = (os.cpu_count() or 1) - round(os.getloadavg()[0])
+    except OSError:  # no load average on this system
+        return torch.get_num_threads()
+    return max(1, min(torch.get_num_threads(), idle))

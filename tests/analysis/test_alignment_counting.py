@@ -127,3 +127,20 @@ def test_a_tally_rejects_a_sentence_of_another_shape():
     with pytest.raises(ValueError, match="heads"):
         Tally(3, 2).block(wa, gold)
     assert READINGS == ("plain", "shift")
+
+
+def test_cpu_threads_are_the_idle_cores_or_the_number_asked(monkeypatch):
+    import os
+
+    import torch
+    from attention_lens.model.engine import device
+
+    default = torch.get_num_threads()
+    assert device.cpu_threads(3) == 3
+    with pytest.raises(ValueError, match="at least 1"):
+        device.cpu_threads(0)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (20.3, 0.0, 0.0))  # a shared machine, far busier than its cores
+    assert device.cpu_threads() == 1
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))  # idle: torch's own default
+    assert device.cpu_threads() == min(default, 2)
