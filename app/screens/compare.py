@@ -1,19 +1,19 @@
 """Compare two runs: two models on one sentence (healthy against broken, ours against yours), or one
 model on two sentences (a minimal pair). Both pictures side by side for one head (or a layer's mean over
 heads), one step bar for both, and below them A − B on a diverging scale where rows and columns match (the
-same token at the same position on both sides: model.analysis.compare). Side A is the sidebar's model; the
-page's state is in its link (app/screens/page_url.py), which reproduces the comparison.
+same token at the same position on both sides: model.analysis.compare). The two sides, the bar and the
+difference are one stepper component fed both runs (app/screens/pair_stepper): stepping redraws them in the
+browser, with no script run. Side A is the sidebar's model; the page's state is in its link
+(app/screens/page_url.py), which reproduces the comparison.
 
-Runs are greedy decodes, cached like Explore's (services.get_trace); figures in app/render/compare.py.
+Runs are greedy decodes, cached like Explore's (services.get_trace).
 """
 
 from __future__ import annotations
 
 import streamlit as st
 from attention_lens.app import registry, services, state
-from attention_lens.app.render import compare as render
-from attention_lens.app.render import views
-from attention_lens.app.screens import aligned, page_url
+from attention_lens.app.screens import aligned, page_url, pair_stepper
 from attention_lens.app.services import CheckpointError, DecodeOptions, ModelInputError
 
 KINDS = state.KINDS_BY_CODE
@@ -100,32 +100,20 @@ def main() -> None:
                              format_func=lambda h: "mean" if h == MEAN else str(h))
     top = max(a.m, b.m)
     clamp(K_STEP, top)
-    step = cols[2].slider("Step (both sides)", 1, top, key=K_STEP) if top > 1 else 1
+    pair_stepper.hide_server_steps()
+    with st.container(key="cmp_server_steps"):  # hidden: the step as a server widget, for scripted clients
+        step = st.slider("Step (both sides)", 1, top, key=K_STEP) if top > 1 else 1
     kind, title = KINDS[code]
-    step_a, step_b = min(step, a.m), min(step, b.m)
     picked = None if head == MEAN else head
     which = f"layer {layer} · {'mean over heads' if picked is None else f'head {picked}'}"
-    left, right = st.columns(2)
-    for col, trace, name, s, key in ((left, a, f"A: {model_key}", step_a, "cmp_a"),
-                                     (right, b, f"B: {b_model}", step_b, "cmp_b")):
-        with col:
-            col.plotly_chart(render.side_figure(trace, kind, s, layer, picked,
-                                                 f"{name}<br>{title} · {which}"),
-                             key=key, theme=None, config={"displayModeBar": False})
-            col.caption(f"Step {s} of {trace.m}: {state.text(' '.join(trace.target_tokens[:s]))}")
-    diff = services.difference(a, b, kind, step_a, step_b, layer, picked)
-    if not diff.rows or not diff.cols:
-        st.info("No row and column carry the same token at the same position on both sides: there is no "
-                "difference to draw.")
-    else:
-        q_a = views.at_step(a, kind, step_a)
-        st.plotly_chart(render.difference_figure(diff.values, [q_a.q_labels[i] for i in diff.rows],
-                                                 [q_a.k_labels[j] for j in diff.cols],
-                                                 f"A − B · {title} · {which} (matching tokens only)"),
-                        key="cmp_diff", theme=None, config={"displayModeBar": False})
-        st.caption(f"Blue: A put more weight there, red: B did. {len(diff.rows)} of the rows and {len(diff.cols)} "
-                   f"of the columns match (same token, same position); largest difference "
-                   f"{abs(diff.values).max():.3f}.")
+    # Both sides, the shared step bar and A − B below them step in the browser (app/screens/pair_stepper)
+    sides = [pair_stepper.Side(a, ("greedy", model_key, a_text), special=engine.special_pieces()),
+             pair_stepper.Side(b, ("greedy", b_model, b_text), special=engine_b.special_pieces())]
+    with st.container(key="cmp_pair"):
+        pair_stepper.draw("cmp_stepper", sides, step, K_STEP, m=top, kind=kind,
+                          view="layer_mean" if picked is None else "head", layer=layer - 1, head=(picked or 1) - 1,
+                          titles=[[f"A: {model_key}", f"{title} · {which}"], [f"B: {b_model}", f"{title} · {which}"]],
+                          diff_title=f"A − B · {title} · {which} (matching tokens only)")
     page_url.write(URL_RULES, sentence=False)
 
 

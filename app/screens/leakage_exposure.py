@@ -1,7 +1,8 @@
 """Leakage lab, view "Training vs inference": the teacher-forced pass and the free-running decode of the same
 sentence side by side, step by step; equal rows while the prefixes agree, then the step where they part, and
 the naive p^T estimate against the real product of probabilities. Compute in model/analysis/exposure.py
-(through app/services.py), figures in app/render/exposure.py and figures.
+(through app/services.py), figures in app/render/exposure.py; the two runs' cross-attention step by step in the
+browser under one step bar (app/screens/pair_stepper), with the line of each step (equal or different).
 """
 
 from __future__ import annotations
@@ -10,9 +11,20 @@ import pandas as pd
 import streamlit as st
 from attention_lens.app import services, state
 from attention_lens.app.render import exposure as xf
-from attention_lens.app.render import figures
+from attention_lens.app.screens import pair_stepper
+from attention_lens.app.services import DecodeOptions
 
 K_STEP, K_LAYER = "exp_step", "exp_layer"
+
+
+def row_notes(r) -> list[dict]:
+    """The line over the two pictures at each step: is that row the same in both runs (pair_stepper notes)."""
+    out = []
+    for t, d in enumerate(r.row_difference):
+        equal = d <= 1e-5
+        out.append({"text": f"Row {t + 1}:", "badge": "equal" if equal else "different", "tone": "ok" if equal
+                    else "warn", "detail": f"largest difference {d:.1e}" if equal else f"largest difference {d:.3f}"})
+    return out
 
 
 def exposure_view(model_key: str, engine, source: str, target: str, causal: bool, shift: bool,
@@ -64,27 +76,30 @@ def exposure_view(model_key: str, engine, source: str, target: str, causal: bool
         st.session_state[K_STEP] = min(steps[-1], (r.first_difference or r.shared - 1) + 1)
     if st.session_state.get(K_LAYER) not in range(engine.n_decoder_layers):
         st.session_state[K_LAYER] = engine.n_decoder_layers - 1
-    left, right = st.columns([3, 1])
-    step = left.select_slider("Step", steps, key=K_STEP)
-    layer = right.selectbox("Layer", range(engine.n_decoder_layers), key=K_LAYER,
-                            format_func=lambda i: f"layer {i + 1}")
-    t = step - 1
-    equal = r.row_difference[t] <= 1e-5
-    st.markdown(f"Row {step}: " + (f":green-badge[equal] largest difference {r.row_difference[t]:.1e}" if equal
-                                   else f":orange-badge[different] largest difference {r.row_difference[t]:.3f}"))
-    src = figures.labels(r.source_tokens)
-    a, b = st.columns(2)
-    highlight = r.first_difference if r.first_difference is not None and r.first_difference <= t else None
-    a.plotly_chart(figures.heatmap(r.tf_cross[layer].mean(0)[:step], figures.row_labels(r.tf_inputs[:step],
-                                   r.reference[:step]), src, title="Training: teacher forcing · cross-attention",
-                                   highlight_row=highlight),
-                   key="exp_tf", config={"displayModeBar": False})
-    b.plotly_chart(figures.heatmap(r.free_cross[layer].mean(0)[:step], figures.row_labels(r.free_inputs[:step],
-                                   r.free_output[:step]), src, title="Inference: free running · cross-attention",
-                                   highlight_row=highlight),
-                   key="exp_free", config={"displayModeBar": False})
+    layer = st.columns([1, 3])[0].selectbox("Layer", range(engine.n_decoder_layers), key=K_LAYER,
+                                            format_func=lambda i: f"layer {i + 1}")
+    pair_stepper.hide_server_steps()
+    with st.container(key="exp_server_steps"):  # hidden: the step as a server widget, for scripted clients
+        step = st.select_slider("Step", steps, key=K_STEP) if len(steps) > 1 else 1
+    try:  # the same two runs as Traces (cached), for the stepper: it steps through both in the browser
+        tf = services.get_trace(model_key, source, target, DecodeOptions(mode="teacher_forced", causal=causal,
+                                                                         shift=shift))
+        free = services.get_trace(model_key, source, None, DecodeOptions(mode="greedy"))
+    except errors as exc:
+        st.error(str(exc))
+        return
+    special = engine.special_pieces()
+    sides = [pair_stepper.Side(tf, ("teacher_forced", model_key, source, target, causal, shift), teacher=True,
+                               special=special),
+             pair_stepper.Side(free, ("greedy", model_key, source), special=special)]
+    which = f"layer {layer + 1}, mean over its heads"
+    with st.container(key="exp_pair"):
+        pair_stepper.draw("exp_stepper", sides, step, K_STEP, m=r.shared, kind="cross_attention", view="layer_mean",
+                          layer=layer, head=0, notes=row_notes(r), mark_row=r.first_difference,
+                          titles=[["Training: teacher forcing · cross-attention", which],
+                                  ["Inference: free running · cross-attention", which]])
     st.caption("Mean over the heads of the chosen layer; rows read the token left of the arrow and predict (or "
-               "choose) the one on the right. The outlined row is where the prefixes part.")
+               "choose) the one on the right. The row whose label is outlined (dashed) is where the prefixes part.")
     st.dataframe(pd.DataFrame({
         "step": steps, "reference": r.reference[: r.shared], "training reads": r.tf_inputs[: r.shared],
         "inference reads": r.free_inputs[: r.shared], "inference chose": r.free_output[: r.shared],

@@ -356,7 +356,9 @@ def _head_param(raw: str) -> str:
 # The page's link parameters besides model, text and target (app/screens/page_url.py)
 URL_RULES = {"view": (K_VIEW, page_url.one_of(tuple(VIEWS)), str),
              "causal": (K_CAUSAL, page_url.flag, lambda v: str(int(v))),
-             "shift": (K_SHIFT, page_url.flag, lambda v: str(int(v))), "head": (K_HEAD, _head_param, str)}
+             "shift": (K_SHIFT, page_url.flag, lambda v: str(int(v))), "head": (K_HEAD, _head_param, str),
+             # training vs inference's step (its pair stepper keeps the address bar's `step` as it steps)
+             "step": (leakage_exposure.K_STEP, page_url.number_in(range(1, 10_000)), str)}
 
 
 def main() -> None:

@@ -66,7 +66,7 @@ STOPS = [
      "text": "Two models were trained with the mask or the shift missing. Fed their own training setting they look "
              "perfect; decoding for real, one token at a time, they fall apart.",
      "leakage": {"leak_view": "broken"}},
-    {"title": "Training against inference", "anchor": ".st-key-exp_tf",
+    {"title": "Training against inference", "anchor": ".st-key-exp_pair",
      "text": "The healthy model, once fed the reference (training) and once its own choices (inference): the rows "
              "are equal while the two prefixes agree. At step 2 it writes 'chat' where the reference says "
              "'chien', and from step 3 on the two pictures part: inference reads what training never showed it.",

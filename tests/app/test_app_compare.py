@@ -1,5 +1,7 @@
 """The Compare page under AppTest: a run compared with itself differs nowhere; a link opens both
-sides, the view and the step exactly, and the difference is A - B over the matching tokens."""
+sides, the view and the step exactly, and the difference is A - B over the matching tokens. The pictures and the
+difference are what the page's pair stepper draws (app/render/stepper: picture, pair_difference), within the
+packed runs' stated error."""
 
 from __future__ import annotations
 
@@ -7,12 +9,13 @@ import os
 
 import numpy as np
 import pytest
+from attention_lens.app.render import stepper as packing
 from attention_lens.model.analysis.compare import difference, picture
 from attention_lens.model.builtin.engine import BuiltinEngine
 from attention_lens.model.engine import DecodeOptions
 from streamlit.testing.v1 import AppTest
 
-from tests.fixtures.apptest import ENTRY, array, figure
+from tests.fixtures.apptest import ENTRY, pair
 from tests.fixtures.checkpoints import build_tiny_checkpoint
 
 SAME = "the cat sat ."
@@ -49,7 +52,9 @@ def test_a_run_compared_with_itself_is_all_zero(app, models):
         for head in (0, 2):  # the layer's mean, and one head
             at.selectbox(key="cmp_head").set_value(head).run()
             assert not at.exception
-            z = array(figure(at, "cmp_diff")["data"][0]["z"])
+            header, runs = pair(at)
+            assert header["step"] == trace.m and header["diff"]
+            _, _, z = packing.pair_difference(runs, header["step"])
             assert z.shape == (rows, cols) and not z.any()
 
 
@@ -61,13 +66,20 @@ def test_a_link_reproduces_both_sides(app, models):
     a = BuiltinEngine.load(models[0]).trace(SAME, options=DecodeOptions())
     b = BuiltinEngine.load(models[1]).trace(OTHER, options=DecodeOptions())
     kind = "encoder_self_attention"
-    np.testing.assert_allclose(array(figure(at, "cmp_a")["data"][0]["z"]), picture(a, kind, 2, 2, 3), atol=1e-6)
-    np.testing.assert_allclose(array(figure(at, "cmp_b")["data"][0]["z"]), picture(b, kind, 2, 2, 3), atol=1e-6)
+    header, runs = pair(at)
+    assert header["step"] == 2 and [h["kind"] for h, _ in runs] == [kind, kind]
+    assert [(h["view"], h["layer"], h["head"]) for h, _ in runs] == [("head", 1, 2)] * 2  # 0-based
+    error = max(h["max_error"] for h, _ in runs)
+    for (h, w), trace in zip(runs, (a, b)):
+        drawn = packing.picture(h, w, min(2, h["m"]))["data"][0]["z"]
+        np.testing.assert_allclose(drawn, picture(trace, kind, 2, 2, 3), atol=error)
     diff = difference(a, b, kind, 2, 2, 2, 3)
     shared = [i for i, (x, y) in enumerate(zip(a.source_tokens, b.source_tokens)) if x == y]
     assert diff.rows == diff.cols == shared and len(shared) >= 3  # the cat sat, at the same positions
     assert np.abs(diff.values).max() > 0  # two models with different weights
-    np.testing.assert_allclose(array(figure(at, "cmp_diff")["data"][0]["z"]), diff.values, atol=1e-6)
+    rows, cols, drawn = packing.pair_difference(runs, 2)
+    assert (rows, cols) == (diff.rows, diff.cols)
+    np.testing.assert_allclose(drawn, diff.values, atol=2 * error)
     assert {k: at.query_params[k] for k in link} == link  # the page writes back what the link asked for
     at.slider(key="cmp_step").set_value(1).run()
     assert at.query_params["step"] == "1"

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
+from attention_lens.app.render import stepper as packing
 from streamlit.testing.v1 import AppTest
 
-from tests.fixtures.apptest import LEAKAGE, clear_caches, page_on
+from tests.fixtures.apptest import LEAKAGE, clear_caches, page_on, pair
 from tests.fixtures.apptest import figure as chart
 from tests.fixtures.checkpoints import build_tiny_checkpoint
 
@@ -68,17 +70,25 @@ def test_training_vs_inference_names_the_parting_step(folder, monkeypatch):
     engine = BuiltinEngine.load(folder)
     greedy = engine.trace(SOURCE, options=DecodeOptions())
     reference = engine.detokenize([s.id for s in greedy.steps[:4]]) + " le chat ."
-    first = side_by_side(engine, SOURCE, reference).first_difference
+    r = side_by_side(engine, SOURCE, reference)
+    first = r.first_difference
     at = page_on(monkeypatch, LEAKAGE, [folder], timeout=120, preset="custom", source=SOURCE, target=reference,
                  leak_view="exposure")
     assert not at.exception and not at.error
     assert first >= 4
     assert any(f"The prefixes part at step {first + 1}" in w.value for w in at.warning)
     assert at.select_slider(key="exp_step").value == first + 1  # opens on the parting row
-    assert any("different" in m.value for m in at.markdown if m.value.startswith("Row "))
+    # the pair stepper: both runs, the step the page opens on, the parting row marked, a line per step
+    header, runs = pair(at)
+    assert header["step"] == first + 1 and header["m"] == r.shared and header["mark_row"] == first
+    assert header["notes"][first]["badge"] == "different"
+    assert [n["badge"] for n in header["notes"][:first]] == ["equal"] * first
+    layer = engine.n_decoder_layers - 1  # the view opens on the last layer, the mean of its heads
+    for (h, w), cross in zip(runs, (r.tf_cross, r.free_cross)):
+        assert (h["kind"], h["view"], h["layer"]) == ("cross_attention", "layer_mean", layer)
+        drawn = packing.picture(h, w, first + 1)["data"][0]["z"]
+        np.testing.assert_allclose(drawn, cross[layer].mean(0)[:first + 1], atol=h["max_error"] + 1e-6)
     at.select_slider(key="exp_step").set_value(first).run()
-    assert any("equal" in m.value and "different" not in m.value for m in at.markdown if m.value.startswith("Row "))
+    assert pair(at)[0]["step"] == first
     chart(at, "exp_probs")
-    chart(at, "exp_tf")
-    chart(at, "exp_free")
     clear_caches()

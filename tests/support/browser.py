@@ -29,6 +29,12 @@ SOURCE_SHOWN = """([text]) => { const el = document.querySelector('.st-key-token
 # CSS: Streamlit's own marker of an idle page (the script run has finished; an action during a rerun can land on
 # a stale button, and a picture taken then shows the previous elements greyed out).
 IDLE = "[data-testid=stApp][data-test-script-state=notRunning]"
+# Two runs under one step bar (app/render/stepper/pair.js: Compare, the Leakage lab's training vs inference): the
+# bar's stepper (data-step, data-m, data-drawn), each run's own stepper in it (its panels' data-row: the current
+# row drawn) and A − B below them (data-rows, data-cols, data-values).
+PAIR = "[data-testid=lens-stepper].lens-pairmode"
+PAIR_SIDE = "[data-testid=lens-pair-side]"
+PAIR_DIFF = f"{PAIR} .lens-diff"
 
 
 # ---- a browser -----------------------------------------------------------------------------------------------------

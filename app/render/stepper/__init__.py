@@ -176,6 +176,15 @@ def asset(name: str) -> str:
     return (HERE / name).read_text(encoding="utf-8")
 
 
+def script() -> str:
+    """The component's script: stepper.js, then pair.js (two runs, one step bar; same module)."""
+    return asset("stepper.js") + asset("pair.js")
+
+
+def styles() -> str:
+    return asset("stepper.css") + asset("pair.css")
+
+
 def picture(header: dict, arrays: dict[str, np.ndarray], step: int) -> dict:
     """What stepper.js draws at `step` in the header's kind and view, as a plotly-like spec: per panel a weight
     heatmap (NaN where a cell is hatched) and, where any cell is hatched, an overlay of those cells (hover text
@@ -192,6 +201,8 @@ def picture(header: dict, arrays: dict[str, np.ndarray], step: int) -> dict:
     if view == "head":
         layer, head = min(header["layer"], L - 1), min(header["head"], H - 1)
         shown = [(layer, [head])]
+    elif view == "layer_mean":
+        shown = [(min(header["layer"], L - 1), list(range(H)))]
     elif view == "layer":  # one layer's heads, side by side
         shown = [(min(header["layer"], L - 1), [head]) for head in range(H)]
     elif view == "mean":
@@ -206,5 +217,61 @@ def picture(header: dict, arrays: dict[str, np.ndarray], step: int) -> dict:
             data.append({"type": "heatmap", "z": np.where(np.isnan(z), 1.0, np.nan), "hovertemplate": "masked"})
     titles = {"cross_attention": "Cross-attention", "decoder_self_attention": "Decoder self-attention",
               "encoder_self_attention": "Encoder self-attention"}
-    title = titles[kind] + (f" · layer {shown[0][0] + 1} · head {shown[0][1][0] + 1}" if view == "head" else "")
+    title = titles[kind] + (f" · layer {shown[0][0] + 1} · head {shown[0][1][0] + 1}" if view == "head" else
+                            f" · layer {shown[0][0] + 1} · mean over heads" if view == "layer_mean" else "")
     return {"data": data, "title": [{"text": title}]}
+
+
+# ---- two runs, one step bar (pair.js) ----------------------------------------------------------------------------
+PAIR_MAGIC = b"LENP"
+
+
+def pack_pair(blobs: Sequence[bytes], header: dict) -> bytes:
+    """Packed runs (`pack`) that one step bar drives: b"LENP", a uint32 header length, the header (UTF-8 JSON:
+    the page's fields, and "sizes", each run's length in bytes), then the runs one after another. The header's
+    fields (pair.js): run_id and seq (as one run's), step and m (the bar's range; each run shows min(step, its
+    m)), titles (per run, lines), notes (per step: text, badge, tone, detail; or none), mark_row (a row marked
+    once reached), diff (title and colours: A − B of the first two runs where the tokens match; or none)."""
+    head = json.dumps({**header, "sizes": [len(b) for b in blobs]}, separators=(",", ":"),
+                      ensure_ascii=False).encode("utf-8")
+    head += b" " * ((-(len(head) + 8)) % 4)
+    return PAIR_MAGIC + struct.pack("<I", len(head)) + head + b"".join(blobs)
+
+
+def unpack_pair(blob: bytes) -> tuple[dict, list[bytes]]:
+    """The pair's header and its runs' packed bytes (each one `unpack` reads)."""
+    if blob[:4] != PAIR_MAGIC:
+        raise ValueError("not a pair of stepper runs (no LENP magic)")
+    (size,) = struct.unpack("<I", blob[4:8])
+    header = json.loads(blob[8:8 + size].decode("utf-8"))
+    out, at = [], 8 + size
+    for n in header["sizes"]:
+        out.append(blob[at:at + n])
+        at += n
+    return header, out
+
+
+def _matching(a: Sequence, b: Sequence) -> list[int]:
+    return [i for i in range(min(len(a), len(b))) if a[i] == b[i]]
+
+
+def pair_difference(runs: Sequence[tuple[dict, dict[str, np.ndarray]]], step: int) -> tuple[list, list, np.ndarray]:
+    """What pair.js draws below two runs at the bar's `step`: (rows, cols, A − B) over the rows and columns with
+    the same token at the same position, each run at min(step, its m), in its header's kind and view (one head
+    or one layer's mean). Cells nothing was shipped for are the Trace's zeros. Its Python twin, for tests."""
+    (ha, wa), (hb, wb) = runs
+    kind = ha["kind"]
+    sa, sb = min(step, ha["m"]), min(step, hb["m"])
+
+    def tokens(h, s):
+        rows = h["source"] if kind == "encoder_self_attention" else h["read"][:s]
+        keys = h["read"][:h["m"] if h["teacher"] else s] if kind == "decoder_self_attention" else h["source"]
+        return rows, keys
+
+    (ra, ka), (rb, kb) = tokens(ha, sa), tokens(hb, sb)
+    rows, cols = _matching(ra, rb), _matching(ka, kb)
+    za = np.nan_to_num(picture(ha, wa, sa)["data"][0]["z"])
+    zb = np.nan_to_num(picture(hb, wb, sb)["data"][0]["z"])
+    if not rows or not cols:
+        return rows, cols, np.zeros((len(rows), len(cols)))
+    return rows, cols, za[np.ix_(rows, cols)] - zb[np.ix_(rows, cols)]

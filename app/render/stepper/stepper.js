@@ -401,6 +401,9 @@ function panelsOf(s) {
     const layer = Math.min(h.layer, k.L - 1), head = Math.min(h.head, k.H - 1);
     return [{ title: '', layer, heads: [head] }];
   }
+  if (h.view === 'layer_mean') { // one layer's mean over its heads, one panel (Compare, the Leakage lab)
+    return [{ title: '', layer: Math.min(h.layer, k.L - 1), heads: [...Array(k.H).keys()] }];
+  }
   if (h.view === 'layer') { // one layer's heads side by side: the grid of a big model, a layer at a time
     const layer = Math.min(h.layer, k.L - 1);
     return [...Array(k.H).keys()].map((hd) => ({ title: `layer ${layer + 1} · head ${hd + 1}`, layer, heads: [hd] }));
@@ -637,6 +640,7 @@ function drawPicture(s) {
 function describe(s, rows, keys, now) {
   const h = s.header, { q, k } = s.geometry;
   const what = h.view === 'head' ? `${KIND_TITLES[h.kind]} · layer ${h.layer + 1} · head ${h.head + 1}`
+    : h.view === 'layer_mean' ? `${KIND_TITLES[h.kind]} · layer ${h.layer + 1}, mean over heads`
     : h.view === 'layer' ? `${KIND_TITLES[h.kind]} · layer ${h.layer + 1}, every head`
       : `${KIND_TITLES[h.kind]}${h.view === 'mean' ? ', mean over heads' : ''}`;
   const n = s.panels.length;
@@ -895,7 +899,7 @@ export default function (component) {
   if (!s) {
     s = create(parentElement);
     s.drawBar = () => drawBar(s);
-    s.draw = () => draw(s);
+    s.draw = () => (s.pair ? drawPair(s) : draw(s)); // pair: two runs, one step bar (pair.js)
     s.hover = (e) => hover(s, e);
     STATES.set(parentElement, s);
   }
@@ -904,6 +908,10 @@ export default function (component) {
   active = s;
   bindKeys();
   if (!data) return s.cleanup;
+  const bytes = data instanceof Uint8Array ? data : new Uint8Array(data);
+  // two runs, one step bar: pair.js, appended to this script by the pages that show pairs (pair_stepper.py)
+  if (typeof mountPair === 'function' && isPair(bytes)) return mountPair(s, bytes);
+  if (s.pair) leavePair(s);
   let run;
   try {
     run = unpack(data instanceof Uint8Array ? data : new Uint8Array(data));
