@@ -17,6 +17,8 @@ the heads, one panel: explore.fast_view), and "grid", every layer x head (6 x 8 
     .venv/bin/python -m benchmarks.big_models --models nllb-600m-sized --work --views default --browser-n 0
         # NLLB-200-distilled-600M's dimensions (12 + 12 x 16 heads, d_model 1024, 256k vocabulary): load, one
         # trace's time and bytes, the Heads ranking over two pairs, Next clicks in the page's own (mean) view
+    .venv/bin/python -m benchmarks.big_models --models nllb-600m-sized --views default --browser-n 0 --switches 3
+        # ... and the server run after a switch of view / head / layer (the hidden pickers a reported view sets)
 
 Targets: step click <= 150 ms on the server, <= 1.5 s to render (NLLB-600M dimensions: opens <= 60 s, a step
 <= 500 ms of server time in the mean view). Prints one JSON line per model, with
@@ -101,15 +103,38 @@ def link(view: str | None) -> dict[str, str]:
     return {"text": SOURCE, "kind": "cross", **({"view": view} if view else {})}
 
 
-def server_clicks(env: dict[str, str], n: int, view: str | None) -> tuple[list[float], str]:
-    """Seconds per Next click under AppTest (no browser), and the view that was shown."""
+def server_clicks(env: dict[str, str], n: int, view: str | None,
+                  switches: int = 0) -> tuple[list[float], str, dict[str, list[float]]]:
+    """Seconds per Next click under AppTest (no browser), the view that was shown, and with `switches`, the
+    seconds of the server run that follows a switch of view, layer or head (what the page runs when the stepper
+    reports the view it shows; in the browser the switch itself is drawn with nothing sent)."""
     from streamlit.testing.v1 import AppTest
 
     os.environ.update(env)
-    at = AppTest.from_file(str(ROOT / "app" / "streamlit_app.py"), default_timeout=120)
+    at = AppTest.from_file(str(ROOT / "app" / "streamlit_app.py"), default_timeout=600)  # a loaded machine
     at.query_params.update(link(view))
     at.run()
-    return next_clicks(at, n), at.session_state["view_keep"]
+    clicks, shown = next_clicks(at, n), at.session_state["view_keep"]
+    return clicks, shown, view_switches(at, switches) if switches else {}
+
+
+def view_switches(at, n: int) -> dict[str, list[float]]:
+    """Seconds of the server runs of n rounds of: the view to one head, the head to another one, the layer to
+    another one, the view back to the mean (the hidden Streamlit pickers that a reported view sets)."""
+    def timed(widget, value) -> float:
+        t0 = time.perf_counter()
+        widget.set_value(value).run()
+        if at.exception:
+            raise RuntimeError(at.exception[0].message)
+        return time.perf_counter() - t0
+
+    out: dict[str, list[float]] = {"to_head": [], "head": [], "layer": [], "to_mean": []}
+    for i in range(n):
+        out["to_head"].append(timed(at.segmented_control(key="view"), "head"))
+        out["head"].append(timed(at.selectbox(key="head"), (12 + i) % len(at.selectbox(key="head").options)))
+        out["layer"].append(timed(at.selectbox(key="layer"), (6 + i) % len(at.selectbox(key="layer").options)))
+        out["to_mean"].append(timed(at.segmented_control(key="view"), "mean"))
+    return out
 
 
 def browser_clicks(env: dict[str, str], n: int, view: str | None) -> tuple[list[float], list[int], str]:
@@ -127,15 +152,19 @@ def browser_clicks(env: dict[str, str], n: int, view: str | None) -> tuple[list[
 
 
 def measure(folder: Path, server_n: int, browser_n: int, views: dict[str, str | None] = VIEWS,
-            work: bool = False) -> dict:
+            work: bool = False, switches: int = 0) -> dict:
     env = app_env(LENS_HF_MODELS=str(folder), LENS_DEFAULT_MODEL=folder.name, **BIG_LIMIT)
     result = {"model": folder.name, **load_figures(folder, work)}
     for name, view in views.items():
         started = time.perf_counter()
-        server, shown = server_clicks(env, server_n, view)
+        server, shown, switched = server_clicks(env, server_n, view, switches)
         row_open = {"page_open_and_clicks_s": round(time.perf_counter() - started, 1)}
         row = {"view": shown, "server_click_median_ms": round(1000 * statistics.median(server)),
                "server_n": len(server), **row_open}
+        for what, seconds in switched.items():
+            row[f"server_switch_{what}_median_ms"] = round(1000 * statistics.median(seconds))
+        if switched:
+            row["server_switch_n"] = switches
         if browser_n and Path(CHROMIUM).exists():
             times, sizes, shown = browser_clicks(env, browser_n, view)
             row.update(browser_view=shown, render_median_ms=round(1000 * statistics.median(times)),
@@ -155,18 +184,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", action="store_true", help="also one trace's time and size and the Heads ranking's "
                                                         "time over two pairs")
     ap.add_argument("--views", default="default,grid", help="comma-separated: default (the page's own), grid")
+    ap.add_argument("--switches", type=int, default=0, help="also time the server run after a switch of view, "
+                                                            "head and layer, this many rounds (AppTest)")
     args = ap.parse_args(argv)
     from tests.fixtures import hf_big
 
     if args.quick:
         folders = [hf_big.build_marian_sized(Path(tempfile.mkdtemp()) / "opus-mt-dims-2k", vocab=2000,
                                              sentences=5000)]
-        args.server_n, args.browser_n = 3, 0
+        args.server_n, args.browser_n, args.switches = 3, 0, min(args.switches, 1)
     else:
         folders = [hf_big.cached(name) for name in args.models.split(",")]
     views = {k: v for k, v in VIEWS.items() if k in args.views.split(",")}
     for folder in folders:
-        print(json.dumps(measure(folder, args.server_n, args.browser_n, views, args.work)), flush=True)
+        print(json.dumps(measure(folder, args.server_n, args.browser_n, views, args.work, args.switches)),
+              flush=True)
     return 0
 
 
