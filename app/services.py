@@ -246,6 +246,17 @@ def uploaded_breakdown(model_key: str, tsv_text: str, method_name: str) -> dict[
     return uploaded_alignment(model_key, tsv_text).breakdown(alignment.Method.parse(method_name))
 
 
+def gold_cells(engine: Engine, trace: Trace, gold: dict[str, Any]) -> dict[str, Any] | None:
+    """A teacher-forced trace's cross-attention cells under gold word links ({gold, source, target, reading}:
+    Pharaoh over the whitespace words of source and target; model.analysis.alignment.gold_cells); None when its
+    pieces do not match those words."""
+    from attention_lens.model.analysis.alignment.gold_cells import gold_cells as cells
+
+    return cells(str(gold["gold"]), str(gold["source"]), str(gold["target"]), trace.source_tokens,
+                 trace.target_tokens, str(gold.get("reading") or "plain"), trace.options.shift,
+                 alignment.engine_specials(engine))
+
+
 @st.cache_data(max_entries=64)
 def equal_length_target(model_key: str, source: str, target: str) -> str | None:
     """The reference cut to the source's token count, for the swapped cross-attention (model.analysis.bug_meters)."""

@@ -174,6 +174,28 @@ def _head_off(model_key: str, engine, name: str) -> None:
         analysis.set_ablated(model_key, (*off, name))
 
 
+K_GOLD = "explore_gold"  # {model, source, target, gold, reading}: gold links sent by the Alignment page
+
+
+def gold_links(engine, model_key: str, source: str, target: str | None, teacher: bool, shown) -> dict | None:
+    """The gold links the Alignment page sent with a sentence (session `explore_gold`) as cells of the run's
+    cross-attention (services.gold_cells), while the run on screen is that model, source and target, teacher
+    forced; None otherwise. A caption says so when they cannot be placed on its pieces."""
+    sent = st.session_state.get(K_GOLD)
+    if not teacher or not isinstance(sent, dict) or sent.get("model") != model_key \
+            or str(sent.get("source", "")).strip() != source.strip() \
+            or str(sent.get("target", "")).strip() != (target or "").strip():
+        return None
+    try:
+        cells = services.gold_cells(engine, shown, sent)
+    except ValueError:
+        cells = None
+    if cells is None:
+        st.caption("The gold links of this sentence could not be placed on its pieces (its words and the model's "
+                   "pieces do not match), so they are not drawn.")
+    return cells
+
+
 def stepper(model_key: str, source: str, target: str | None, options: DecodeOptions) -> None:
     """The view pickers, the stepper (app/screens/explore_stepper: it steps in the browser) and the panels that
     need the server at a step. A fragment: a view switch, or the step the stepper reports, reruns only this
@@ -226,7 +248,8 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
             notes={"fast_note": {"view": rule[0], "text": rule[2]} if rule else None,
                    "note": {"text": note, "kind": note_kind} if note else None,
                    "off": list(analysis.ablated(model_key)), "head_off": picture != "next"},
-            on_head_off=lambda name: _head_off(model_key, engine, name))
+            on_head_off=lambda name: _head_off(model_key, engine, name),
+            gold=gold_links(engine, model_key, source, target, teacher, shown))
     if picture != "next":
         with st.container(key="server_view_notes_2"):  # hidden, as above: the stepper draws them
             if view == "head":

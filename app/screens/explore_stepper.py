@@ -134,7 +134,7 @@ def _pinned(rid: str, step: int, view: dict) -> dict:
 def draw(trace, run_key: tuple, step: int, *, teacher: bool, special: frozenset[str], n_forced: int, kind: str,
          view: str, layer: int, head: int, scale: str, present: bool, picture: str, caption: str,
          sync: bool, source_share: list[float] | None = None, captions: dict[str, str] | None = None,
-         notes: dict | None = None, on_head_off=None) -> int:
+         notes: dict | None = None, on_head_off=None, gold: dict | None = None) -> int:
     """The stepper for `trace` (one run, or one beam hypothesis; run_key names it with its reading) at `step`
     as the server knows it; returns that step. sync: report every step and view switch (a step-dependent panel is
     open). captions: per kind (the stepper shows the kind on screen's); notes: header fields that go with a view
@@ -148,6 +148,8 @@ def draw(trace, run_key: tuple, step: int, *, teacher: bool, special: frozenset[
              **({"captions": captions} if captions else {}), **(notes or {})}
     if source_share is not None:
         extra["source_share"] = [round(float(x), 4) for x in source_share]
+    if gold:  # gold word links over the cross-attention cells (services.gold_cells), drawn by stepper.js drawGold
+        extra["gold"] = gold
     blob = packing.pack(trace, encoding=ENCODING, special=special, n_forced=n_forced, teacher=teacher,
                         extra=extra, encoded=_encoded(run_key, trace))
     ss[K_HEAD_OFF] = on_head_off

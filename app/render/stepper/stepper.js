@@ -611,6 +611,7 @@ function drawPicture(s) {
         if (qi === now) current.push(v === null ? null : Number(v.toFixed(5)));
       }
     }
+    drawGold(s, p, rows, keys, cellW, cellH); // gold links from the Alignment page, when sent and shown
     p.wrap.style.height = `${rows * cellH}px`; // the rows computed so far; the key labels follow them
     p.box.dataset.row = JSON.stringify(current);
     p.box.dataset.layer = String(p.layer + 1);
@@ -654,6 +655,7 @@ function describe(s, rows, keys, now) {
     }
     if (best >= 0) text += ` Row ${now} looks most at ${k[best]} (${bv.toFixed(2)}).`;
   }
+  text += goldText(s);
   s.picture.setAttribute('aria-label', text);
   s.described.textContent = text;
 }
@@ -860,6 +862,7 @@ function draw(s) {
   drawSide(s);
   s.caption.textContent = (h.captions && h.captions[h.kind]) || h.caption || '';
   drawViews(s);
+  drawGoldKey(s);
   if (showPicture) {
     const stops = h.colours.map(([at, c]) => `${c} ${(100 * at).toFixed(0)}%`).join(', ');
     s.legendBar.style.background = `linear-gradient(to right, ${stops})`;
@@ -890,6 +893,71 @@ function hover(s, e) {
   s.tip.style.display = 'block';
   s.tip.style.left = `${Math.min(window.innerWidth - 260, e.clientX + 14)}px`;
   s.tip.style.top = `${e.clientY + 14}px`;
+}
+
+// ---- gold links (the header's `gold`, sent with a sentence opened from the Alignment page) ---------------------
+// gold: {cells: [[row, column, 1 sure | 0 possible]], links: [[source word, target word, 1 | 0]], source_words,
+// target_words, reading}. Drawn over the cross-attention cells (every panel) as outlines: solid for a sure link,
+// dashed for a possible one, with a key, a switch to hide them and a text for screen readers.
+const GOLD_COLOUR = '#c2185b';
+function goldOn(s) {
+  const g = s.header.gold;
+  return !!(g && g.cells && s.header.kind === 'cross_attention' && !s.goldHidden);
+}
+
+function drawGold(s, p, rows, keys, cellW, cellH) {
+  if (!goldOn(s)) { delete p.box.dataset.gold; return; }
+  const c = p.ctx, drawn = [];
+  c.save();
+  c.strokeStyle = GOLD_COLOUR;
+  for (const [r, k, sure] of s.header.gold.cells) {
+    if (r >= rows || k >= keys) continue;
+    drawn.push([r, k, sure]);
+    const inset = Math.min(2, cellW / 6, cellH / 6);
+    c.lineWidth = sure ? Math.max(1.5, Math.min(3, cellW / 8)) : Math.max(1, Math.min(2, cellW / 10));
+    c.setLineDash(sure ? [] : [Math.max(2, cellW / 6), Math.max(2, cellW / 8)]);
+    c.strokeRect(k * cellW + inset, r * cellH + inset, cellW - 2 * inset, cellH - 2 * inset);
+  }
+  c.restore();
+  p.box.dataset.gold = JSON.stringify(drawn); // the cells marked (row, column, sure), for tests
+}
+
+function goldText(s) {
+  const g = s.header.gold;
+  if (!goldOn(s)) return '';
+  const name = (l) => `${g.source_words[l[0]]} → ${g.target_words[l[1]]}`;
+  const sure = g.links.filter((l) => l[2]).map(name), possible = g.links.filter((l) => !l[2]).map(name);
+  return ` Gold links drawn (${g.reading} reading; solid outline sure, dashed possible): sure: ${sure.join(', ') || 'none'}`
+    + `${possible.length ? `; possible: ${possible.join(', ')}` : ''}.`;
+}
+
+function drawGoldKey(s) {
+  const g = s.header.gold;
+  if (!s.goldKey) {
+    s.goldKey = el('div', 'lens-gold');
+    s.goldKey.setAttribute('data-testid', 'lens-gold');
+    s.left.insertBefore(s.goldKey, s.picture);
+  }
+  const shown = !!(g && g.cells && s.header.kind === 'cross_attention' && s.header.picture !== 'next');
+  s.goldKey.hidden = !shown;
+  if (!shown) return;
+  const key = `${s.runId}|${s.goldHidden ? 1 : 0}`;
+  if (s.goldKey.dataset.key === key) return;
+  s.goldKey.dataset.key = key;
+  const box = el('input', 'lens-gold-toggle');
+  box.type = 'checkbox';
+  box.checked = !s.goldHidden;
+  box.id = `lens-gold-${Math.random().toString(36).slice(2)}`;
+  box.addEventListener('change', () => { s.goldHidden = !box.checked; s.draw(); });
+  const label = el('label', '', `Gold links (${g.links.length})`);
+  label.htmlFor = box.id;
+  const sure = el('span', 'lens-gold-swatch sure');
+  const possible = el('span', 'lens-gold-swatch possible');
+  sure.setAttribute('aria-hidden', 'true');
+  possible.setAttribute('aria-hidden', 'true');
+  s.goldKey.replaceChildren(box, label, sure, el('span', 'lens-label', 'sure'), possible,
+    el('span', 'lens-label', 'possible'),
+    el('span', 'lens-caption', `from the Alignment page, on the cells of each linked word's pieces (${g.reading} reading)`));
 }
 
 // ---- entry point: called on every run of the page that draws the component -------------------------------------
