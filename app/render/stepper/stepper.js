@@ -466,10 +466,16 @@ function layout(s) {
   // cells grow to fill the column (a short sentence is a picture the class can read from the back, not a strip
   // in its left quarter); their height stays capped, so a long run still fits above the fold
   const cellW = Math.max(2, (avail - gap * (perRow - 1)) / perRow / k.length);
-  const cellH = Math.max(F + 5, Math.min(40, cellW));
-  const tallest = Math.max(cellH * q.length, minPanelH(k.length * cellW));
   const keyW = measure(k, F);
   const upright = keyW + 6 > cellW;
+  // a view that scrolls inside the picture (all but the grid) keeps its rows, their key labels underneath and
+  // its title inside the picture's box (min(62vh, 640px), stepper.css) where they can: at 1366 x 768 eleven
+  // 40-px rows pushed the labels of the keys out of it and below the fold
+  const keysH = upright ? Math.min(140, keyW + 8) : F + 8;
+  const fitH = h.view === 'grid' ? 40
+    : (Math.min(0.62 * (window.innerHeight || 768), 640) - keysH - (panels[0].title ? F + 8 : 0) - 12) / q.length;
+  const cellH = Math.max(F + 5, Math.min(40, cellW, Math.floor(fitH)));
+  const tallest = Math.max(cellH * q.length, minPanelH(k.length * cellW));
   const every = upright ? Math.max(1, Math.ceil((F + 2) / cellW)) : 1;
   s.picture.replaceChildren();
   s.picture.style.setProperty('--lens-font', `${F}px`);
@@ -528,7 +534,7 @@ function layout(s) {
         keys.appendChild(d);
         return d;
       });
-      keys.style.height = `${upright ? Math.min(140, keyW + 8) : F + 8}px`;
+      keys.style.height = `${keysH}px`;
       box.append(wrap, keys);
       row.appendChild(box);
       s.panels.push({ ...p, canvas, ctx: canvas.getContext('2d'), outline, kEls, qEls, box, wrap, cellW, cellH, dpr });
