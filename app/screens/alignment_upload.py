@@ -22,6 +22,7 @@ K_FILE, K_SENT, K_HEAD, K_RANK = "align_upload", "align_upload_sentence", "align
 K_WORST = "align_upload_worst"
 K_FIRST_PART = "align_upload_first_part"  # the file (its upload id) whose first part the user chose to align
 K_EXPLORE_GOLD = "explore_gold"  # {model, source, target, gold, reading}: Explore draws these links
+K_GO_EXPLORE = "align_go_explore"  # set by the button's on_click: switch to Explore on this run
 HELP = ("One sentence pair per line: `source<TAB>target`, optionally `<TAB>gold` with Pharaoh links over the "
         "whitespace words (`i-j` sure, `i?j` possible, 0-based, source index first), as in "
         "`python -m model align --data`.")
@@ -145,7 +146,9 @@ def _worst(report: al.UploadReport, m: al.Method) -> None:
 
 def explore_gold(model_key: str, ex, gold: str, m: al.Method) -> None:
     """Explore on this sentence, teacher-forced, on this head, with its gold links in session state
-    (`explore_gold`) for Explore to draw over the cross-attention (explore_url.apply takes the rest)."""
+    (`explore_gold`) for Explore to draw over the cross-attention (explore_url.apply takes the rest). A button's
+    on_click: it sets the page's widget keys (the sidebar's `model`...), which a script run may change only before
+    those widgets are drawn; the page itself is switched afterwards (go_explore)."""
     from attention_lens.app.screens import explore_controls as ctl
     from attention_lens.app.screens import explore_url as url
 
@@ -159,7 +162,13 @@ def explore_gold(model_key: str, ex, gold: str, m: al.Method) -> None:
     ss[url.K_READ] = True
     for widget in (ctl.K_KIND, ctl.K_VIEW, ctl.K_LAYER, ctl.K_HEAD):
         ss.pop(widget, None)
-    st.switch_page("screens/explore.py")
+    ss[K_GO_EXPLORE] = True
+
+
+def go_explore() -> None:
+    """Switch to Explore once explore_gold (a button's on_click) has set it up."""
+    if st.session_state.pop(K_GO_EXPLORE, False):
+        st.switch_page("screens/explore.py")
 
 
 def _sentence(model_key: str, report: al.UploadReport, m: al.Method) -> None:
@@ -188,9 +197,9 @@ def _sentence(model_key: str, report: al.UploadReport, m: al.Method) -> None:
         st.caption("Word matrix with the gold: a dot on a square is a sure link found (hit), a dot on a diamond a "
                    "possible one, a dot on neither a wrong link, a square without a dot a sure link missed.")
         ex = report.examples[k]
-        if st.button("Open this sentence on Explore (teacher forced, this head, gold links drawn)",
-                     key="align_upload_explore"):
-            explore_gold(model_key, ex, ex.gold, m)
+        st.button("Open this sentence on Explore (teacher forced, this head, gold links drawn)",
+                  key="align_upload_explore", on_click=explore_gold, args=(model_key, ex, ex.gold, m))
+        go_explore()
 
 
 def _breakdown(model_key: str, text: str, report: al.UploadReport, m: al.Method) -> None:
@@ -248,6 +257,35 @@ def first_part(up, text: str, sentences: int) -> str | None:
     return first_sentences(text, cap)
 
 
+K_SHIPPED, K_SHIPPED_N = "align_shipped", "align_shipped_n"  # the test split's sentences: shown, how many
+SHIPPED_N = (100, 200, 500, 1000)
+
+
+def shipped_view(model_key: str, engine, method: al.Method) -> None:
+    """Without a file, the shipped test split gets what a file gets: its sentences worst first under the head
+    chosen here, a sentence's links and word matrix with its gold (and Explore with the gold drawn), and the
+    breakdown of the errors, on its first N sentences (aligned as an upload is: services.uploaded_alignment)."""
+    data = state.ROOT / "assets" / "data" / f"{engine.card.get('pair')}.test.tsv"
+    if not st.toggle(f"Sentences of the test split ({data.name}), worst first, with the breakdown", key=K_SHIPPED,
+                     help="What an uploaded file with gold gets, on the shipped test split's first sentences."):
+        return
+    n = st.selectbox("Sentences of the test split", SHIPPED_N, key=K_SHIPPED_N, width=260)
+    text = first_sentences(data.read_text(encoding="utf-8"), n)
+    report = services.uploaded_alignment(model_key, text)
+    if report.tally is None:
+        st.error("No sentence of the test split could be aligned with this model"
+                 + (f": {state.text(next(iter(report.skipped.values())))}" if report.skipped else "."))
+        return
+    st.caption(f"{len(report.attention)} of {len(report.examples)} sentences of {data.name} aligned"
+               + (f" ({len(report.skipped)} left out)" if report.skipped else "") + ".")
+    best = report.best_head()
+    st.session_state.setdefault(K_HEAD, _head_name(best.layer, best.head))  # opens on its best single head
+    export = _head_method(method, engine)
+    _worst(report, export)
+    _sentence(model_key, report, export)
+    _breakdown(model_key, text, report, export)
+
+
 def upload_view(model_key: str, engine, method: al.Method) -> None:
     st.subheader("Your test file")
     up = st.file_uploader(f"Upload a TSV: source, target, and gold links if you have them "
@@ -258,6 +296,8 @@ def upload_view(model_key: str, engine, method: al.Method) -> None:
                    if has_test_split(engine) else
                    "No gold test split ships for this model: upload a file with gold links to rank its heads and "
                    "list its worst sentences.")
+        if has_test_split(engine):
+            shipped_view(model_key, engine, method)
         return
     too_big = services.upload_size_problem(state.text(up.name), up.size)
     if too_big:
