@@ -310,3 +310,21 @@ def test_logit_lens_follows_the_step_with_nothing_sent(shipped_server, engine):
             assert shown == [shown[0]] and shown[0].startswith(f"Logit lens at step {step}:")
         page.wait_for_timeout(800)
         assert len(sent) - before == 0
+
+
+def test_step_and_view_switched_in_the_page_survive_another_page(shipped_server):
+    """Stepped and switched in the browser, then another page and back: the stepper shows that step and view (the
+    server heard them with the click on the link; a stepper mounted afresh is told the server's)."""
+    with open_explore(shipped_server, query("greedy", "cross")) as page:
+        ready(page, 1)
+        page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", timeout=60_000)
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+        _switch(page, kind="decoder_self_attention", view="head", layer=2, head=1)
+        ready(page, 4)
+        page.get_by_role("link", name="Heads").click()
+        page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", timeout=90_000)
+        page.get_by_role("link", name="Explore").click()
+        ready(page, 4)
+        label = page.locator(f"{STEPPER} .lens-picture").get_attribute("aria-label")
+        assert label.startswith("Decoder self-attention · layer 3 · head 2"), label
