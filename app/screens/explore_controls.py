@@ -58,12 +58,14 @@ PRESENT_CSS = f"""<style>
 [data-testid='stPopover'] button p{{font-size:{PRESENT_PX}px !important}}
 [data-baseweb='select'] > div{{min-height:2.8rem}}
 [data-testid='stSegmentedControl'] button,.stButton button{{min-height:2.8rem}}
-[data-testid='stTextInput'] input,[data-testid='stTextArea'] textarea,[data-baseweb='select'] input{{
+[data-testid='stTextInput'] input,[data-testid='stTextArea'] textarea,[data-baseweb='select'] input,
+[data-testid='stSelectbox'] input,[role='listbox'] [role='option']{{
   font-size:{PRESENT_PX}px !important}}
 @media (min-width:1700px){{
 .lens-chip,.lens-label,[data-testid='stCaptionContainer'],[data-testid='stMarkdownContainer'] p,
 [data-testid='stWidgetLabel'] p,.stButton p,[data-testid='stSegmentedControl'] p,[data-baseweb='select'] div,
-[data-testid='stPopover'] button p,[data-testid='stTextInput'] input,[data-testid='stTextArea'] textarea{{
+[data-testid='stPopover'] button p,[data-testid='stTextInput'] input,[data-testid='stTextArea'] textarea,
+[data-testid='stSelectbox'] input,[role='listbox'] [role='option']{{
   font-size:{PRESENT_PX + 4}px !important}}}}
 </style>"""
 

@@ -1,7 +1,7 @@
 """Explore's attention picture in Chromium on the shipped en-fr model: the colour bar's "weight" title sits clear
-of the cells in presenter mode (1366 x 768 and 1920 x 1080, one head and the grid), and the tour's first stop
-(encoder self-attention over eleven source tokens) shows its rows and the labels of its keys on the screen at
-1366 x 768 (they ran past the picture's box and the fold)."""
+of the cells in presenter mode (1366 x 768 and 1920 x 1080, one head and the grid), where the select boxes' text
+is at the presenter size too, and the tour's first stop (encoder self-attention over eleven source tokens) shows its
+rows and the labels of its keys on the screen at 1366 x 768 (they ran past the picture's box and the fold)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,10 @@ LEGEND_AND_CELLS = """() => {
   const stepper = document.querySelector('.st-key-attention [data-testid=lens-stepper]');
   const box = (e) => { const r = e.getBoundingClientRect(); return {l: r.left, t: r.top, r: r.right, b: r.bottom}; };
   const title = [...stepper.querySelectorAll('.lens-legend .lens-label')].find(e => e.textContent === 'weight');
+  const selects = [...document.querySelectorAll('[data-testid=stMain] [data-testid=stSelectbox] input')]
+    .filter(e => e.offsetParent !== null).map(e => [e.value, parseFloat(getComputedStyle(e).fontSize)]);
   return {title: box(title), cells: [...stepper.querySelectorAll('.lens-picture .lens-cells')].map(box)
-    .filter(c => c.r - c.l > 2 && c.b - c.t > 2)}; }"""
+    .filter(c => c.r - c.l > 2 && c.b - c.t > 2), selects}; }"""
 
 
 def _meets(a: dict, b: dict) -> bool:
@@ -36,6 +38,8 @@ def test_the_weight_title_is_clear_of_the_cells_in_presenter_mode(shipped_server
         seen = page.evaluate(LEGEND_AND_CELLS)
     assert seen["cells"] and seen["title"]["r"] > seen["title"]["l"], seen
     assert not [c for c in seen["cells"] if _meets(seen["title"], c)], seen
+    # the page's select boxes (the example, the colour scale) at the presenter size too (they stayed at 14 px)
+    assert seen["selects"] and all(px >= 18 for _, px in seen["selects"]), seen["selects"]
 
 
 # JS: the tour's box, the picture's box, its cells and its key labels (shown ones), as screen px.
