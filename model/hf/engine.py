@@ -28,10 +28,12 @@ from attention_lens.model.engine.runs import ContributionParts, DecodeOptions, R
 from attention_lens.model.engine.tensors import pad_batch, to_numpy
 from attention_lens.model.engine.text import MAX_INPUT_CHARS, clean
 from attention_lens.model.hf import lens
-from attention_lens.model.hf.ablation import ablating, install
+from attention_lens.model.hf.ablation import IGNORE, ablating, install
+from attention_lens.model.hf.ablation import MARK as ABLATION_MARK
+from attention_lens.model.hf.ablation import head_off_nll as batched_head_off_nll
 from attention_lens.model.hf.contributions import contribution_parts, parts_of
 from attention_lens.model.hf.load import load_folder
-from attention_lens.model.hf.probes import forward, probe_structure
+from attention_lens.model.hf.probes import additive_mask, forward, probe_structure
 
 # Why the three bug switches cannot be arguments here: each lives inside the library's attention modules
 # (the eager softmax and its `scaling` attribute, the decoder layer's call of its cross-attention); changing
@@ -313,6 +315,25 @@ class HFEngine(Engine):
                 enc_attn=cut(out.encoder_attentions, b, n, n), dec_attn=cut(out.decoder_attentions, b, m, m),
                 cross_attn=cut(out.cross_attentions, b, m, n)))
         return runs
+
+    def head_off_nll(self, srcs: list[list[int]], labels: list[list[int]], options: DecodeOptions,
+                     heads: list[str]) -> np.ndarray:
+        """Many heads per pass (model.hf.ablation.head_off_nll: a copy of the batch per head, a head mask per row,
+        the encoder run once for the decoder's heads); the same sums as one teacher_forced_batch per head."""
+        if options.bugs or options.contributions or not heads or not getattr(self.model, ABLATION_MARK, False):
+            return super().head_off_nll(srcs, labels, options, heads)
+        self.check_options(options)
+        pad = self.pad_id if self.pad_id is not None else self.end_id
+        dec_ins = [[self.start_id, *labs[:-1]] if options.shift else list(labs) for labs in labels]
+        src, src_keep = pad_batch(srcs, pad)
+        dec, dec_keep = pad_batch(dec_ins, pad)
+        lab = torch.full(dec.shape, IGNORE, dtype=torch.long)
+        for i, seq in enumerate(labels):
+            lab[i, :len(seq)] = torch.tensor(seq, dtype=torch.long)
+        mask = None
+        if not options.causal:  # as teacher_forced_batch: every query may read every real key of its own pair
+            mask = additive_mask(full_mask(dec.shape[1]) & dec_keep[:, None, None, :], self.model.dtype)
+        return batched_head_off_nll(self.model, src, src_keep.long(), dec, mask, lab, list(heads))
 
     def contribution_parts(self, run: RawRun, options: DecodeOptions) -> ContributionParts:
         """The replay runs with the same heads off as the run did (their norms 0, as in our own engine)."""
