@@ -1,6 +1,7 @@
 """A multilingual model in the served app (the tiny NLLB of tests/fixtures/hf_families): the sidebar offers its own
-language codes; the target language chosen there is written into the page's link (`tgt_lang`), and that shared
-link, opened in a fresh page, opens on the same target language, whose token the decoder writes first."""
+language codes; the target language chosen there is written into the page's link (`tgt_lang`) and into the link
+"Copy link" gives, and that shared link, opened in a fresh page, opens on the same target language, whose code
+the decoder writes as its first token (the stepper's first output chip)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from tests.fixtures import hf_families
-from tests.support.browser import CHROMIUM, ROW_SHOWN, launch
+from tests.support.browser import CHIPS, CHROMIUM, IDLE, ROW_SHOWN, launch
 from tests.support.server import app_env
 
 pytestmark = [
@@ -44,16 +45,24 @@ def test_target_language_chosen_in_the_app_is_carried_by_a_shared_link(server):
             tgt = page.get_by_role("combobox", name="Target language")
             expect(tgt).to_be_visible(timeout=60_000)
             expect(page.get_by_role("combobox", name="Source language")).to_have_value("eng_Latn")
+            page.locator(IDLE).wait_for(timeout=60_000)
+            assert page.locator(CHIPS).first.inner_text() == "fra_Latn"  # the model's own default, forced first
             _choose(page, "Target language", "deu_Latn")
             page.wait_for_function("() => location.search.includes('tgt_lang=deu_Latn')", timeout=60_000)
-            link = page.url
+            assert parse_qs(urlsplit(page.url).query)["tgt_lang"] == ["deu_Latn"]
+            page.locator(IDLE).wait_for(timeout=60_000)
+            expect(page.locator(CHIPS).first).to_have_text("deu_Latn", timeout=60_000)
+            page.get_by_text("Copy link").click()  # the link a person shares
+            link = page.locator("[data-testid=stPopoverBody] code").inner_text().strip()
             assert parse_qs(urlsplit(link).query)["tgt_lang"] == ["deu_Latn"]
 
             fresh = browser.new_page(viewport={"width": 1500, "height": 1200})
             fresh.goto(link)
             fresh.wait_for_function(ROW_SHOWN, arg=[0], timeout=120_000)
             expect(fresh.get_by_role("combobox", name="Target language")).to_have_value("deu_Latn", timeout=60_000)
-            expect(fresh.get_by_text("deu_Latn").first).to_be_visible()
+            fresh.locator(IDLE).wait_for(timeout=60_000)
+            # the run it opens decodes into that language: its first output token is the forced language code
+            expect(fresh.locator(CHIPS).first).to_have_text("deu_Latn", timeout=60_000)
             assert parse_qs(urlsplit(fresh.url).query)["tgt_lang"] == ["deu_Latn"]
         finally:
             browser.close()
