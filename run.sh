@@ -36,7 +36,7 @@ case "${1:-}" in
     app)
         setup
         shift
-        exec "$VENV/bin/streamlit" run app/streamlit_app.py --server.headless true "$@"
+        exec "$VENV/bin/python" -m attention_lens.launch run app/streamlit_app.py --server.headless true "$@"
         ;;
     test)
         setup

@@ -42,8 +42,8 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     # app and serve replace this process (as ./run.sh's exec does), so Ctrl-C and SIGTERM reach them directly.
     if args[:1] == ["app"] and not set(args[1:2]) & set(HELP):
-        os.execv(sys.executable, [sys.executable, "-m", "streamlit", "run", str(APP_SCRIPT), "--server.headless",
-                                  "true", *args[1:]])
+        os.execv(sys.executable, [sys.executable, "-m", "attention_lens.launch", "run", str(APP_SCRIPT),
+                                  "--server.headless", "true", *args[1:]])
     if args[:1] == ["serve"]:  # deploy/serve.py's own options and --help
         os.execv(sys.executable, [sys.executable, str(SERVE_SCRIPT), *args[1:]])
     build_parser().parse_args(args)  # --help, or a clear error for an unknown command or option

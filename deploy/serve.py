@@ -55,7 +55,8 @@ def render(listen: str, servers: list[str], temp: str) -> str:
 
 
 def replica_cmd(port: int, extra: list[str]) -> list[str]:
-    return [sys.executable, "-m", "streamlit", "run", str(ROOT / "app" / "streamlit_app.py"),
+    # attention_lens.launch: `streamlit` that reads request heads as long as a browser's longest address
+    return [sys.executable, "-m", "attention_lens.launch", "run", str(ROOT / "app" / "streamlit_app.py"),
             "--server.headless", "true", "--server.address", "127.0.0.1", "--server.port", str(port),
             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none", *extra]
 

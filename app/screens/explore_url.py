@@ -42,9 +42,29 @@ def _one_of(raw: str, allowed) -> str:
     return raw
 
 
+TEXT_MAX = 2000  # characters of a text in a link: as many as the page's text boxes take (app/state.py, max_chars)
+WHAT = {"text": ("text", "sentence"), "target": ("reference target", "target")}
+
+
+class TooLong(ValueError):
+    """A link's text longer than TEXT_MAX: its notice says how long, the limit, and what to do."""
+
+    def __init__(self, length: int):
+        super().__init__(f"longer than {TEXT_MAX} characters")
+        self.length = length
+
+    def notice(self, name: str) -> str:
+        what, default = WHAT.get(name, (f"`{name}`", "value"))
+        return (f"**The link's {what} is too long:** {self.length:,} characters, and a page takes at most "
+                f"{TEXT_MAX:,}. The default {default} is shown instead. To look at that text, paste a part of it "
+                f"(a sentence or a few) into the text box, or make the link again from a shorter text.")
+
+
 def _text(raw: str, empty_ok: bool) -> str:
-    if len(raw) > 2000 or not (empty_ok or raw.strip()):
-        raise ValueError("empty" if len(raw) <= 2000 else "longer than 2000 characters")
+    if len(raw) > TEXT_MAX:
+        raise TooLong(len(raw))
+    if not (empty_ok or raw.strip()):
+        raise ValueError("empty")
     return raw
 
 
@@ -97,6 +117,8 @@ def apply(params: dict[str, str]) -> list[str]:
         try:
             ss[key] = parse(raw)
             ss[K_VIEW_ASKED] = ss.get(K_VIEW_ASKED, False) or name == "view"
+        except TooLong as exc:
+            notices.append(exc.notice(name))
         except (ValueError, KeyError) as exc:
             notices.append(f"`{name}={raw[:40]}` cannot be used ({exc or 'not valid'}); the default is shown.")
     if ss.get(ctl.K_PRESENT) and params.get("present") == "1" and "view" not in params:

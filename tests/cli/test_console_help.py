@@ -65,8 +65,8 @@ def test_an_unknown_command_is_one_clear_error(capsys):
 
 
 @pytest.mark.parametrize("argv, expected", [
-    (["app", "--server.port", "8600"], ["-m", "streamlit", "run", "app/streamlit_app.py", "--server.headless", "true",
-                                        "--server.port", "8600"]),
+    (["app", "--server.port", "8600"], ["-m", "attention_lens.launch", "run", "app/streamlit_app.py",
+                                        "--server.headless", "true", "--server.port", "8600"]),
     (["serve", "--replicas", "3"], ["deploy/serve.py", "--replicas", "3"]),
 ])
 def test_app_and_serve_replace_the_process(argv, expected, monkeypatch):

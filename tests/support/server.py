@@ -41,8 +41,10 @@ def app_env(model: str | Path | None = None, **extra: str) -> dict[str, str]:
 
 def serve(env: Mapping[str, str], port: int, tree: Path = ROOT, extra: Sequence[str] = (),
           seconds: float = 90) -> subprocess.Popen:
-    """`streamlit run` of `tree`'s app on 127.0.0.1:port (headless, no file watcher), returned once healthy."""
-    cmd = [sys.executable, "-m", "streamlit", "run", str(Path(tree) / "app" / "streamlit_app.py"),
+    """`streamlit run` of `tree`'s app on 127.0.0.1:port (headless, no file watcher), returned once healthy:
+    started as the tree's own commands start it (attention_lens.launch, where the tree has it)."""
+    launcher = "attention_lens.launch" if (Path(tree) / "attention_lens" / "launch.py").is_file() else "streamlit"
+    cmd = [sys.executable, "-m", launcher, "run", str(Path(tree) / "app" / "streamlit_app.py"),
            "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",
            "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none", *extra]
     proc = subprocess.Popen(cmd, cwd=tree, env=dict(env), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
