@@ -52,8 +52,10 @@ def compare(page, base: str, out: Path, model: str, other: str) -> None:
     link = {"model": model, "a_text": BANK, "b_model": other, "b_text": BANK, "kind": "cross", "layer": "2",
             "head": "0", "step": "6"}
     page.goto(f"{base}/Compare?" + urlencode(link))
-    page.locator(".st-key-cmp_b .js-plotly-plot").wait_for(timeout=120_000)  # both sides drawn
-    settle(page, "Step (both sides)")
+    # both sides drawn by the pair stepper (app/render/stepper/pair.js), the difference under them
+    page.locator(".st-key-cmp_pair [data-testid=lens-pair-side] canvas").first.wait_for(state="attached",
+                                                                                      timeout=120_000)
+    settle(page, "matching tokens only")
     shoot(page, page.locator(".st-key-cmp_a_text"), out / "compare-1366.png")
 
 

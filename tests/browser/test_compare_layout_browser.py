@@ -9,14 +9,14 @@ import os
 import pytest
 
 from tests.fixtures.checkpoints import shipped_checkpoint
-from tests.support.browser import IDLE, browser_page
+from tests.support.browser import IDLE, PAIR_DIFF, PAIR_SIDE, browser_page
 from tests.support.server import ROOT, app_env
 
 pytestmark = [pytest.mark.browser]
 UPDATE = os.environ.get("LENS_UPDATE_SCREENSHOT") == "1"
 # JS: each kind button's title, whether the browser shows it cut, and whether it lies under another control.
 KIND_BUTTONS = """() => {
-  const boxes = [...document.querySelectorAll('.st-key-cmp_layer, .st-key-cmp_head, .st-key-cmp_step')]
+  const boxes = [...document.querySelectorAll('.st-key-cmp_layer, .st-key-cmp_head, .st-key-cmp_pair .lens-bar')]
       .map(e => e.getBoundingClientRect());
   return [...document.querySelectorAll('.st-key-cmp_kind button')].map(b => {
     const r = b.getBoundingClientRect();
@@ -40,13 +40,13 @@ def server(app_server):
 def test_the_kind_switch_is_whole_and_the_difference_drawn(server, size, tmp_path):
     with browser_page(f"{server}/Compare", *size, device_scale_factor=1) as page:
         page.locator(".st-key-cmp_kind button").first.wait_for(timeout=120_000)
-        page.locator(".st-key-cmp_a .js-plotly-plot").wait_for(timeout=120_000)
+        page.locator(f"{PAIR_SIDE} canvas").first.wait_for(state="attached", timeout=120_000)
         page.locator(IDLE).wait_for(timeout=120_000)
         page.wait_for_timeout(600)
         buttons = page.evaluate(KIND_BUTTONS)
         assert [b["text"] for b in buttons] == ["Cross-attention", "Decoder self-attention",
                                                 "Encoder self-attention"], buttons
         assert not [b for b in buttons if b["cut"] or b["under"] or b["hidden"]], buttons
-        assert page.locator(".st-key-cmp_diff .js-plotly-plot").count() == 1
+        assert page.locator(f"{PAIR_DIFF} canvas").count() == 1  # A − B, drawn by the pair stepper
         if size == (1366, 768):
             page.screenshot(path=str((ROOT / "assets" if UPDATE else tmp_path) / "compare-everyday-1366.png"))

@@ -8,7 +8,8 @@ import pytest
 from tests.support.browser import IDLE, browser_page
 
 pytestmark = [pytest.mark.browser]
-VIEWS = {"switches": ["leak_heatmap"], "broken": ["leak_curves"], "exposure": ["exp_tf", "exp_free"]}
+# (training vs inference's two pictures are a stepper component now, no plotly toolbar: its probability lines are)
+VIEWS = {"switches": ["leak_heatmap"], "broken": ["leak_curves"], "exposure": ["exp_probs"]}
 # JS: boxes of the chart's toolbar buttons that overlap one of its titles (figure title, subplot titles).
 COVERED = """(key) => {
   const plot = document.querySelector(`.st-key-${key} .js-plotly-plot`);

@@ -51,7 +51,11 @@ def compare_url(server: str, kind: str, layer: int, head: int, step: int = 1) ->
 
 def ready(page, step: int) -> None:
     page.locator(f"{PAIR_SIDE} canvas").first.wait_for(state="attached", timeout=120_000)
-    page.wait_for_function(f"() => document.querySelector('{PAIR}')?.dataset.step === '{step}'", timeout=30_000)
+    try:
+        page.wait_for_function(f"() => document.querySelector('{PAIR}')?.dataset.step === '{step}'", timeout=30_000)
+    except Exception as exc:  # say what the page shows instead
+        shown = page.evaluate(f"() => [document.querySelector('{PAIR}')?.dataset.step, location.search]")
+        raise AssertionError(f"step {step} not shown; the page shows step {shown[0]} at {shown[1]}") from exc
 
 
 def idle(page) -> None:
@@ -126,7 +130,9 @@ def test_ten_steps_send_nothing_and_the_step_stays(server):
         # a server-side switch (the head) after stepping in the browser: the page keeps step 5
         page.locator(".st-key-cmp_head").get_by_role("combobox").click()
         page.get_by_role("option", name="3", exact=True).click()
-        page.wait_for_timeout(300)
+        # the server's run for head 3 is on the page (a loaded machine can take long), then its step
+        page.wait_for_function(f"() => document.querySelector('{PAIR} .lens-pair-sub')?.textContent.endsWith('head 3')",
+                               timeout=120_000)
         idle(page)
         ready(page, 5)
         assert page.locator(PAIR_SIDE).first.locator(".lens-panel").count() == 1

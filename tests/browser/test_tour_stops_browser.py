@@ -14,7 +14,7 @@ from tests.support.browser import browser_page
 
 pytestmark = [pytest.mark.browser]
 UPDATE = os.environ.get("LENS_UPDATE_SCREENSHOT") == "1"
-ANCHORS = {5: ".st-key-leak_heatmap", 6: ".st-key-leak_curves", 7: ".st-key-exp_tf"}
+ANCHORS = {5: ".st-key-leak_heatmap", 6: ".st-key-leak_curves", 7: ".st-key-exp_pair"}  # 7: the pair stepper
 
 
 def test_every_leakage_lab_stop_shows_its_chart(shipped_server, tmp_path):
