@@ -17,7 +17,7 @@ _FIELDS = 7  # index, sure, possible, predicted, hits_sure, hits_possible, selec
 
 
 class SentenceRows:
-    """The counts of every scored sentence (as SentenceScore holds them) in flat integer arrays: about 40 bytes
+    """The counts of every scored sentence (as SentenceScore holds them) in flat integer arrays: about 64 bytes
     a sentence, whatever the corpus' size. Iterating gives SentenceScore objects in index order, one at a time."""
 
     def __init__(self, rows: Iterable[Any] = ()) -> None:
