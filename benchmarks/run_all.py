@@ -78,6 +78,10 @@ SUITE = (
     Benchmark("view_switch_bench", "What does a kind / view switch cost, and a step with the key-value cache, the "
               "logit lens or saliency open: frames sent, bytes received, server CPU (old and new in one run)?",
               quick=("--new", ".", "--steps", "1", "--panels", "kv_cache,logit_lens"), full=("--new", ".")),
+    Benchmark("compare_step_bench", "What does a step of Compare's shared step bar cost when both sides and their "
+              "difference step in the browser, against a server run per step (key to both rows drawn, frames sent, "
+              "server CPU; old and new in one run)?",
+              quick=("--no-old", "--new", ".", "--steps", "1")),
     Benchmark("heads_speed", "How much faster is the Heads ranking with many heads off in one batched pass than with "
               "one pass per head, on the same pairs (old and new in one run)?",
               quick=("--model", "checkpoints/everyday-en-fr", "--pairs", "4")),
