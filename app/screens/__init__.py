@@ -11,5 +11,6 @@ app.render), and the panels they are made of:
 - `compare` (two runs side by side);
 - `page_url`: the link state of the pages other than Explore; `charts`: a figure drawn as ECharts, plotly or SVG.
 - `explore_stepper`: Explore's client-side stepper on the page and the step it reports back;
+- `pair_stepper`: two runs under one client-side step bar (Compare, the Leakage lab's training vs inference);
 - `aligned`: what a model trained with guided alignment shows on the Alignment and Compare pages.
 """
