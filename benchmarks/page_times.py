@@ -10,6 +10,12 @@
 
 --only explore|broken|alignment times one page only (its first open still comes first).
 
+--old TREE --rounds N: Broken models only, two checkouts side by side in one run: each round starts a fresh server
+of TREE, then of --tree (default: this checkout), and times broken_first_s and broken_again_s on each; the medians
+over the rounds and their ratio old / new. A tree made with `git archive COMMIT | tar -x -C DIR` imports its own
+app when its attention_lens/ folder holds `app -> ../app` and `model -> ../model` symlinks (the installed package
+points at this checkout otherwise).
+
 "Idle" is Streamlit's own marker (data-test-script-state=notRunning) with no spinner left; a chart is drawn when
 plotly has laid it out. --tree serves another checkout (e.g. a git worktree of an earlier commit) for a side by
 side; its app runs on this venv.
@@ -17,6 +23,7 @@ side; its app runs on this venv.
     .venv/bin/python -m benchmarks.page_times --n 5
     .venv/bin/python -m benchmarks.page_times --quick        # each page once after its first open
     .venv/bin/python -m benchmarks.page_times --n 5 --tree /tmp/old-worktree
+    flock -x /work/runs/cpu.lock .venv/bin/python -m benchmarks.page_times --old /tmp/old --rounds 5
 """
 
 from __future__ import annotations
@@ -78,16 +85,53 @@ def settled_page(browser, url: str, click_text: str | None = None, shown: str | 
     return took
 
 
+def broken_on_fresh_server(browser, tree: Path) -> tuple[float, float]:
+    """(broken_first_s, broken_again_s) on a fresh server of `tree`."""
+    with served(app_env(), tree=tree) as (url, _):
+        first = settled_page(browser, url + "/Leakage_lab", "Broken models", BROKEN)
+        again = settled_page(browser, url + "/Leakage_lab", "Broken models", BROKEN)
+    return first, again
+
+
+def broken_side_by_side(browser, trees: dict[str, Path], rounds: int) -> dict[str, object]:
+    """Broken models' first open and again, `rounds` fresh servers of each tree in turn: every figure, the
+    medians and the ratio of the first tree's medians to the second's."""
+    runs = {name: {"first": [], "again": []} for name in trees}
+    for _ in range(rounds):
+        for name, tree in trees.items():
+            first, again = broken_on_fresh_server(browser, tree)
+            runs[name]["first"].append(round(first, 2))
+            runs[name]["again"].append(round(again, 2))
+    out: dict[str, object] = {"trees": {k: str(v) for k, v in trees.items()}, "rounds": rounds, "runs": runs}
+    (a, b) = trees
+    for kind in ("first", "again"):
+        medians = {name: statistics.median(runs[name][kind]) for name in trees}
+        out[f"broken_{kind}_median_s"] = {name: round(m, 2) for name, m in medians.items()}
+        out[f"broken_{kind}_{a}_over_{b}"] = round(medians[a] / medians[b], 2)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=5, help="warm Explore page loads")
     parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout whose app is served")
     parser.add_argument("--only", choices=["explore", "broken", "alignment"], help="time this page only")
     parser.add_argument("--quick", action="store_true", help="each page once more after its first open")
+    parser.add_argument("--old", type=Path, help="Broken models only: this checkout against --tree, side by side")
+    parser.add_argument("--rounds", type=int, default=5, help="with --old: fresh servers of each tree")
     args = parser.parse_args(argv)
     if args.quick:
         args.n = 1
     from playwright.sync_api import sync_playwright
+
+    if args.old is not None:
+        with sync_playwright() as p:
+            browser = launch(p)
+            out = broken_side_by_side(browser, {"old": args.old.resolve(), "new": args.tree.resolve()}, args.rounds)
+            browser.close()
+        out["load_average"] = [round(x, 1) for x in os.getloadavg()]
+        print(json.dumps(out))
+        return 0
 
     out: dict[str, object] = {"tree": str(args.tree)}
     with served(app_env(), tree=args.tree.resolve()) as (url, _), sync_playwright() as p:

@@ -17,13 +17,14 @@ from attention_lens.model.engine import load_engine
 
 CHECKPOINTS = Path(__file__).resolve().parents[2] / "checkpoints"
 TRIO = ("en-fr", "en-fr-no-causal-mask", "en-fr-no-shift")
+EVERYDAY_TRIO = ("everyday-en-fr", "everyday-en-fr-no-causal-mask", "everyday-en-fr-no-shift")  # trained on a file
 
 
 def card(name: str) -> dict:
     return json.loads((CHECKPOINTS / name / "card.json").read_text())
 
 
-@pytest.mark.parametrize("name", TRIO)
+@pytest.mark.parametrize("name", TRIO + EVERYDAY_TRIO)
 def test_shipped_cards_hold_the_leakage_sample(name):
     kept = card(name)[CARD_SAMPLE]
     assert kept["n"] == CARD_SAMPLE_N and len(kept["outputs"]) == CARD_SAMPLE_N
@@ -57,6 +58,49 @@ def test_sample_measures_reads_the_card_and_measures_other_sizes(monkeypatch):
         services.sample_measures("en-fr-no-shift", 16)  # not kept: measured (here: the stand-in raises)
     assert len(calls) == 1
     services.sample_measures.clear()
+
+
+@pytest.mark.parametrize("name", EVERYDAY_TRIO)
+def test_the_everyday_broken_models_view_reads_its_sample_from_the_card(monkeypatch, name):
+    """Broken models on an everyday model shows the everyday trio: their sample was measured per server on the
+    first open (32 free-running decodes per model, the broken ones writing until their length limit)."""
+    def measured(*args):
+        raise AssertionError("measured instead of read from the card")
+
+    services.sample_measures.clear()
+    monkeypatch.setattr(services, "sample_report", measured)
+    rep = services.sample_measures(name, CARD_SAMPLE_N)
+    assert rep.to_dict() == SampleReport.from_card(card(name)[CARD_SAMPLE]).to_dict()
+    services.sample_measures.clear()
+
+
+def test_a_file_trained_card_keeps_the_sample_of_its_own_test_split():
+    """The kept sample is on the sentences the app would measure (the test split `train --data` held out), and not
+    stale: the healthy everyday model decodes the first of them as kept."""
+    from attention_lens.model.analysis.card_pages import own_test_examples, sample_of_examples
+
+    name = "everyday-en-fr"
+    engine = load_engine(str(CHECKPOINTS / name))
+    examples = own_test_examples(engine.card, CARD_SAMPLE_N)
+    assert [(e.source, e.target) for e in examples] == [(e.source, e.target)
+                                                        for e in services.test_examples(engine, CARD_SAMPLE_N)]
+    again = sample_of_examples(engine, examples[:3])
+    assert again["outputs"] == card(name)[CARD_SAMPLE]["outputs"][:3]
+
+
+def test_update_sample_writes_the_card_and_keeps_its_other_keys(tmp_path):
+    import shutil
+
+    from attention_lens.model.analysis.card_pages import main
+
+    folder = tmp_path / "m"
+    shutil.copytree(CHECKPOINTS / "en-fr-no-causal-mask", folder)
+    before = card("en-fr-no-causal-mask")
+    (folder / "card.json").write_text(json.dumps({k: v for k, v in before.items() if k != CARD_SAMPLE}, indent=2))
+    assert main([str(folder)]) == 0
+    after = json.loads((folder / "card.json").read_text())
+    assert list(after) == [k for k in before if k != CARD_SAMPLE] + [CARD_SAMPLE]
+    assert after[CARD_SAMPLE]["outputs"] == before[CARD_SAMPLE]["outputs"]
 
 
 # ---- the Alignment page's head table (model.analysis.alignment.card) ------------------------------------------
