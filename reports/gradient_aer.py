@@ -8,8 +8,8 @@ measured in this one process on the same sentences.
 The sentences are fed as the gold file writes them (as reports/hansards_table.py does), each target teacher
 forced; every extraction is counted on all of them at once (summed counts). Cost: wall and CPU seconds of
 run_alignment with the raw weights (one teacher-forced pass per batch) and with the gradient reading (the same
-pass, then one forward and backward pass per sentence over a copy per target piece), each run twice, the second
-reported (the first warms up), divided by the sentences.
+pass, then one forward and backward pass per sentence over a copy per target piece), each run --runs times (the
+last reported; default 2, the first warms up), divided by the sentences.
 """
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ EXTRACTIONS = ("argmax", "inter", "union", "threshold0.1", "threshold0.2", "thre
 READINGS = ("plain", "shift")
 
 
-def timed(engine, gold, method: str):
-    """(report, wall seconds, CPU seconds) of the second of two runs."""
-    for _ in range(2):
+def timed(engine, gold, method: str, runs: int = 2):
+    """(report, wall seconds, CPU seconds) of the last of `runs` runs."""
+    for _ in range(runs):
         wall, cpu = time.perf_counter(), time.process_time()
         report = run_alignment(engine, gold, method, progress=False, keep_links=False)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -43,12 +43,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", required=True)
     p.add_argument("--limit", type=int, default=0, help="only the first N sentences")
     p.add_argument("--json", help="write the results here")
+    p.add_argument("--runs", type=int, default=2, help="runs of each, the last one timed (default 2: one warm-up)")
     args = p.parse_args(argv)
     gold = read_tsv(Path(args.gold))
     gold = gold[:args.limit] if args.limit else gold
     engine = load_engine(args.model)
-    raw, raw_wall, raw_cpu = timed(engine, gold, "union-plain-mean")
-    grad, grad_wall, grad_cpu = timed(engine, gold, "union-plain-mean-saliency")
+    raw, raw_wall, raw_cpu = timed(engine, gold, "union-plain-mean", args.runs)
+    grad, grad_wall, grad_cpu = timed(engine, gold, "union-plain-mean-saliency", args.runs)
     n = grad.tally.n
     rows = []
     for reading in READINGS:
