@@ -85,6 +85,9 @@ SUITE = (
     Benchmark("heads_speed", "How much faster is the Heads ranking with many heads off in one batched pass than with "
               "one pass per head, on the same pairs (old and new in one run)?",
               quick=("--model", "checkpoints/everyday-en-fr", "--pairs", "4")),
+    Benchmark("hf_heads_speed", "How much faster is a Hugging Face model's Heads ranking with many heads off per pass "
+              "(a head mask per batch row) than with one pass per head, on the same pairs (one run)?",
+              quick=("--quick", "--pairs", "2", "--words", "4")),
     Benchmark("corpus_memory", "Does the peak memory of eval, heads and trace --data stay flat as the file grows?",
               quick=("--lines", "20", "--commands", "eval")),
     Benchmark("dtype_attention", "How far do float16 and bfloat16 move the attention weights from float32?",
