@@ -2,7 +2,8 @@
 
 Modules: `links` (Pharaoh links and the metrics), `words` (pieces to words, word attention), `methods` (link
 extraction and method names), `scoring` (every method counted at once: `Tally`), `corpus` (an engine over a
-corpus, the `align` report), `card` (the head table kept in card.json), `uploads` (a user's test file). The rules
+corpus, the `align` report), `sentences` (per-sentence counts kept compactly and streamed), `gradient`
+(the gradient reading: word saliency), `gold_cells` (gold word links placed on a run's piece cells), `card` (the head table kept in card.json), `uploads` (a user's test file). The rules
 they follow:
 
 **Pieces to words.** Attention is over subword pieces; gold links are over the whitespace tokens of the
