@@ -3,8 +3,8 @@
 Modules: `links` (Pharaoh links and the metrics), `words` (pieces to words, word attention), `methods` (link
 extraction and method names), `scoring` (every method counted at once: `Tally`), `corpus` (an engine over a
 corpus, the `align` report), `sentences` (per-sentence counts kept compactly and streamed), `gradient`
-(the gradient reading: word saliency), `gold_cells` (gold word links placed on a run's piece cells), `card` (the head table kept in card.json), `uploads` (a user's test file). The rules
-they follow:
+(the gradient reading: word saliency), `gold_cells` (gold word links placed on a run's piece cells), `card`
+(the head table kept in card.json), `uploads` (a user's test file). The rules they follow:
 
 **Pieces to words.** Attention is over subword pieces; gold links are over the whitespace tokens of the
 normalised sentence (docs/corpus.md). Pieces are grouped into words by one rule, the same on both sides:
