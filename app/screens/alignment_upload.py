@@ -266,8 +266,8 @@ def shipped_view(model_key: str, engine, method: al.Method) -> None:
     chosen here, a sentence's links and word matrix with its gold (and Explore with the gold drawn), and the
     breakdown of the errors, on its first N sentences (aligned as an upload is: services.uploaded_alignment)."""
     data = state.ROOT / "assets" / "data" / f"{engine.card.get('pair')}.test.tsv"
-    if not st.toggle(f"Sentences of the test split ({data.name}), worst first, with the breakdown", key=K_SHIPPED,
-                     help="What an uploaded file with gold gets, on the shipped test split's first sentences."):
+    if not st.checkbox(f"Sentences of the test split ({data.name}), worst first, with the breakdown", key=K_SHIPPED,
+                       help="What an uploaded file with gold gets, on the shipped test split's first sentences."):
         return
     n = st.selectbox("Sentences of the test split", SHIPPED_N, key=K_SHIPPED_N, width=260)
     text = first_sentences(data.read_text(encoding="utf-8"), n)

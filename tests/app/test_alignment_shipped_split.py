@@ -24,7 +24,7 @@ def test_the_test_split_gets_sentences_worst_first_a_word_matrix_and_the_breakdo
                  align_n=20, timeout=600)
     assert not at.exception
     assert not _has(at, "align_upload_worst")  # nothing aligned until asked
-    at.toggle(key="align_shipped").set_value(True).run()
+    at.checkbox(key="align_shipped").set_value(True).run()
     assert not at.exception
     table = at.dataframe(key="align_upload_worst").value
     assert len(table) > 50  # of the split's first 100 sentences (a few may not line up with the tiny vocabulary)
