@@ -115,7 +115,9 @@ def test_url_copy_link_and_export_follow_the_step(shipped_server):
         page.locator(STEPPER).click(position={"x": 5, "y": 200})  # back on the stepper: its keys again
         page.keyboard.press("ArrowRight")
         ready(page, 5)
-        page.get_by_text("Export this run").click()
+        page.get_by_text("Export this run").click()  # this click reports step 5: the server's run follows
+        page.wait_for_timeout(300)
+        page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", timeout=60_000)
         button = page.get_by_role("button", name="CSV (long)")
         button.wait_for(timeout=30_000)
         with page.expect_download(timeout=60_000) as dl:
