@@ -109,6 +109,11 @@ def test_url_copy_link_and_export_follow_the_step(shipped_server):
         page.get_by_role("button", name=re.compile("Copy link")).click()
         code = page.locator("[data-testid=stPopoverBody] code, [data-testid=stPopover] code").first
         code.wait_for(timeout=30_000)
+        # the click reports the step on screen; the popover's link is the server run's that this click starts
+        page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", timeout=60_000)
+        page.wait_for_function("""() => { const c = document.querySelector(
+            '[data-testid=stPopoverBody] code, [data-testid=stPopover] code');
+            return !!c && new URL(c.innerText.trim()).searchParams.get('step') === '4'; }""", timeout=15_000)
         link = code.inner_text()
         assert parse_qs(urlparse(link.strip()).query)["step"] == ["4"]
         page.keyboard.press("Escape")
