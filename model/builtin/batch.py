@@ -20,6 +20,15 @@ def decoder_inputs(labels: list[int], cfg: ModelConfig, shift: bool) -> list[int
     return [cfg.bos_id, *labels[:-1]] if shift else list(labels)
 
 
+def padded_pairs(model: Transformer, srcs: list[list[int]], labels: list[list[int]], shift: bool):
+    """Sources and decoder inputs padded into batches on the model's device: (src, src_keep, dec_in, tgt_keep)."""
+    cfg, device = model.cfg, model.src_embed.weight.device
+    src, src_keep = (t.to(device) for t in pad_batch(srcs, cfg.pad_id))
+    dec_in, tgt_keep = (t.to(device) for t in pad_batch([decoder_inputs(lab, cfg, shift) for lab in labels],
+                                                        cfg.pad_id))
+    return src, src_keep, dec_in, tgt_keep
+
+
 @torch.no_grad()
 def teacher_forced_batch(model: Transformer, srcs: list[list[int]], labels: list[list[int]], causal: bool,
                          shift: bool, need_weights: bool = True,
@@ -29,11 +38,7 @@ def teacher_forced_batch(model: Transformer, srcs: list[list[int]], labels: list
     keep: the head masks of model.engine.heads.keep_masks (ablation), or None. need_parts: each run's
     extra["parts"] holds its ContributionParts, from this same pass. bugs: switched on for this pass."""
     keep = keep or dict.fromkeys(("enc", "dec", "cross"))
-    cfg = model.cfg
-    device = model.src_embed.weight.device
-    src, src_keep = (t.to(device) for t in pad_batch(srcs, cfg.pad_id))
-    dec_in, tgt_keep = (t.to(device) for t in pad_batch([decoder_inputs(lab, cfg, shift) for lab in labels],
-                                                        cfg.pad_id))
+    src, src_keep, dec_in, tgt_keep = padded_pairs(model, srcs, labels, shift)
     enc = model.encode(src, src_keep, need_weights, keep["enc"], bugs)
     out = model.decode(dec_in, enc, decoder_self_mask(tgt_keep, causal), need_weights=need_weights,
                        keep=(keep["dec"], keep["cross"]), bugs=bugs)
@@ -61,11 +66,7 @@ def cross_attention_batch(model: Transformer, srcs: list[list[int]], labels: lis
     computes nothing else it can skip: the self-attentions through the fused kernel (no weights), no output
     projection (no logits). The same weights as teacher_forced_batch's cross_attn (up to float rounding)."""
     keep = keep or dict.fromkeys(("enc", "dec", "cross"))
-    cfg = model.cfg
-    device = model.src_embed.weight.device
-    src, src_keep = (t.to(device) for t in pad_batch(srcs, cfg.pad_id))
-    dec_in, tgt_keep = (t.to(device) for t in pad_batch([decoder_inputs(lab, cfg, shift) for lab in labels],
-                                                        cfg.pad_id))
+    src, src_keep, dec_in, tgt_keep = padded_pairs(model, srcs, labels, shift)
     enc = model.encode(src, src_keep, need_weights=False, keep=keep["enc"])
     out = model.decode(dec_in, enc, decoder_self_mask(tgt_keep, causal), need_weights=True,
                        keep=(keep["dec"], keep["cross"]), need_self_weights=False, logits=False)
