@@ -21,19 +21,33 @@ SCROLL_JS = """<script>(() => {
 const doc = window.parent.document, win = window.parent, move = %s, anchor = %s;
 const app = () => doc.querySelector('[data-testid=stApp]');
 const began = Date.now();
+let since = null, fixed = 0;  // when the run ended and the following began; when the chart was last moved
+const mine = () => { since = -1; };  // the reader scrolls, types or clicks: the page is theirs from then on
+const EVENTS = ['wheel', 'touchstart', 'keydown', 'mousedown'];
+const stop = () => { clearInterval(timer); for (const e of EVENTS) doc.removeEventListener(e, mine); };
+window.addEventListener('pagehide', stop);  // a rerun that replaces this frame
 const timer = setInterval(() => {
   const box = doc.querySelector('.st-key-tour'), chart = anchor && doc.querySelector(anchor);
-  if (Date.now() - began > 20000) clearInterval(timer);
+  // A first run on a cold server (a model to load, the run to compute, a loaded machine) can last well past 20 s:
+  // wait two minutes for it to end before giving up.
+  if (Date.now() - began > 120000 || since === -1) { stop(); return; }
   if (!app() || app().getAttribute('data-test-script-state') !== 'notRunning' || !box) return;
-  clearInterval(timer);
   box.style.background = getComputedStyle(app()).backgroundColor;  // opaque over what scrolls under it
-  if (!chart || win.lensTourMove === move) return;  // once per press, not on every rerun
-  win.lensTourMove = move;
+  if (since === null) {
+    if (!chart || win.lensTourMove === move) { stop(); return; }  // once per press, not every rerun
+    win.lensTourMove = move;
+    since = fixed = Date.now();
+    for (const e of EVENTS) doc.addEventListener(e, mine);
+  }
+  // The picture is drawn after the run ends: until then the page may be too short to scroll that far, and a
+  // panel drawn above moves the chart down. Keep it under the box until it has stayed there for a second and a
+  // half (ten seconds at most).
   const main = doc.querySelector('[data-testid=stMain]');
   const under = main.getBoundingClientRect().top + parseFloat(getComputedStyle(box.parentElement).top || '0')
     + box.offsetHeight + 8;
   const by = chart.getBoundingClientRect().top - under;
-  if (Math.abs(by) > 4) main.scrollBy({top: by, behavior: 'instant'});
+  if (Math.abs(by) > 4) { main.scrollBy({top: by, behavior: 'instant'}); fixed = Date.now(); }
+  if (Date.now() - fixed > 1500 || Date.now() - since > 10000) stop();
 }, 100);
 })();</script>"""
 LEAKAGE_PAGE, EXPLORE_PAGE = "screens/leakage_lab.py", "screens/explore.py"

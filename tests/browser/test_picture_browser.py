@@ -8,6 +8,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.browser import explore_browser as eb
 from tests.browser.explore_browser import open_page, overlapping
@@ -91,10 +92,17 @@ def test_a_copied_link_reproduces_reading_forced_token_and_heads_off(shipped_ser
         page.get_by_text("Force another token at this step").click()  # its box is drawn once it is opened
         box = page.locator(".st-key-force_choice input")  # type a word outside the top candidates
         box.wait_for(timeout=60_000)
-        page.locator(IDLE).wait_for(timeout=60_000)  # the click's step sync may rerun the page: type after it
-        box.click()
-        box.fill("▁chien")
-        page.get_by_role("option", name="▁chien", exact=True).click(timeout=60_000)
+        chien = page.get_by_role("option", name="▁chien", exact=True)
+        for _ in range(4):  # a late rerun (the click's step sync) redraws the box and drops what was typed: again
+            page.locator(IDLE).wait_for(timeout=60_000)
+            box.click()
+            box.fill("▁chien")
+            try:
+                chien.wait_for(timeout=15_000)
+                break
+            except PlaywrightTimeout:
+                continue
+        chien.click(timeout=60_000)
         page.locator(".st-key-force button").click()
         page.locator(IDLE).wait_for(timeout=60_000)
         page.locator(".st-key-reading button", has_text="Rollout").click()

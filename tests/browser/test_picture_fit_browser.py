@@ -49,7 +49,8 @@ STOP_SEEN = """() => { const p = document.querySelector('.st-key-attention [data
   const cells = [...p.querySelectorAll('.lens-cells')].map(c => c.getBoundingClientRect());
   return {box_bottom: document.querySelector('.st-key-tour').getBoundingClientRect().bottom,
           top: Math.min(...cells.map(c => c.top)), keys_bottom: Math.max(...keys.map(k => k.bottom)),
-          picture_bottom: p.getBoundingClientRect().bottom, height: innerHeight}; }"""
+          picture_bottom: p.getBoundingClientRect().bottom, height: innerHeight,
+          scrolled: document.querySelector('[data-testid=stMain]').scrollTop}; }"""
 
 
 def test_the_first_tour_stop_shows_its_key_labels_at_1366(shipped_server):
