@@ -99,6 +99,38 @@ def rank_pairs(engine: Engine, pairs: Iterable[Sequence[tuple[str, str]]], losse
     return losses
 
 
+class FileRanking:
+    """Every head's loss increase and role over pairs given batch by batch (a file read as a stream: `heads`, the
+    Heads page's upload): each batch is ranked (HeadLosses) and traced for the roles (head_roles.RoleTallies),
+    then dropped, so what is held is per-head sums, whatever the number of pairs."""
+
+    def __init__(self, engine: Engine) -> None:
+        from attention_lens.model.analysis.head_roles import RoleTallies
+
+        self.engine = engine
+        self.losses = HeadLosses(every_head_name(engine))
+        self.roles = RoleTallies(engine)
+
+    def add(self, examples: Sequence[Any]) -> None:
+        """One batch of examples (anything with .source, .target and .gold: corpora.Example, stream.Line)."""
+        from attention_lens.model.corpora import Example
+
+        rank_pairs(self.engine, [[(x.source, x.target) for x in examples]], self.losses)
+        self.roles.add([Example(x.source, x.target, x.gold) for x in examples])
+
+    @property
+    def sentences(self) -> int:
+        return self.losses.sentences
+
+    def ranking(self) -> dict[str, Any]:
+        """HeadLosses.result(): base_loss, heads largest increase first, and the counts a merge adds."""
+        return self.losses.result()
+
+    def role_result(self) -> dict[str, Any]:
+        """RoleTallies.result(): n, rule, heads (each head's figures and role), counts."""
+        return self.roles.result()
+
+
 def rank_heads(engine: Engine, sources: list[str], targets: list[str], progress: bool = True,
                batch_size: int = BATCH) -> dict[str, Any]:
     """{"base_loss", "heads": [{"kind", "layer", "head", "loss_increase", "nll"}] largest increase first, "n",

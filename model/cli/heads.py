@@ -12,9 +12,7 @@ RANK_BATCH = 16  # sentences per batch: each becomes (heads of a layer) rows of 
 
 
 def run(args: argparse.Namespace) -> int:
-    from attention_lens.model.analysis.ablation import rank_pairs
-    from attention_lens.model.analysis.head_roles import RoleTallies
-    from attention_lens.model.corpora import Example
+    from attention_lens.model.analysis.ablation import FileRanking
     from attention_lens.model.engine.stream import CorpusStream, Shard
 
     shard = Shard.parse(args.shard)
@@ -25,19 +23,17 @@ def run(args: argparse.Namespace) -> int:
     window = min(args.window, args.limit) if args.limit else args.window
     stream = CorpusStream(args.data, shard=shard, batch_size=args.batch_size or RANK_BATCH, window=window,
                           desc="heads", progress=True)
-    roles = RoleTallies(engine)
-    losses = None
+    ranking = FileRanking(engine)
     for batch in stream:
         if args.limit and stream.lines > args.limit:
             batch = batch[:len(batch) - (stream.lines - args.limit)]
-        losses = rank_pairs(engine, [[(x.source, x.target) for x in batch]], losses)
-        roles.add([Example(x.source, x.target, x.gold) for x in batch])
+        ranking.add(batch)
         if args.limit and stream.lines >= args.limit:
             break
-    if losses is None or not losses.sentences:
+    if not ranking.sentences:
         raise ValueError(f"{args.data}: no sentence pairs" + (f" in shard {shard}" if shard.count > 1 else ""))
-    result = losses.result()
-    role_result = roles.result()
+    result = ranking.ranking()
+    role_result = ranking.role_result()
     result["roles"] = role_result["heads"]
     result["role_rule"] = role_result["rule"]
     result["role_counts"] = role_result["counts"]
