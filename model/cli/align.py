@@ -10,7 +10,7 @@ import sys
 
 import torch
 from attention_lens.model.analysis.alignment import DEFAULT_METHOD, OMISSION_MASS
-from attention_lens.model.analysis.alignment.corpus import FileCorpus
+from attention_lens.model.analysis.alignment.corpus_stream import FileCorpus
 from attention_lens.model.analysis.alignment.sentences import LinkSpill, write_summary
 from attention_lens.model.cli.common import add_model, open_model, read_pairs
 from attention_lens.model.engine.device import cpu_threads, resolve_device
@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
 
 def merge_results(results: list[dict]) -> dict:
     """The align --json outputs of the shards of one file as one run's (`python -m model merge`)."""
-    from attention_lens.model.analysis.alignment.corpus import merge_summaries
+    from attention_lens.model.analysis.alignment.merge import merge_summaries
 
     return merge_summaries(results)
 

@@ -17,9 +17,9 @@ from attention_lens.model.analysis.alignment.breakdown import (
     _band_name,
     band_of,
 )
-from attention_lens.model.analysis.alignment.corpus import SentenceScore
 from attention_lens.model.analysis.alignment.links import Gold
 from attention_lens.model.analysis.alignment.methods import extract
+from attention_lens.model.analysis.alignment.report import SentenceScore
 from attention_lens.model.analysis.alignment.scoring import Tally, gold_matrices
 from attention_lens.model.analysis.alignment.sentences import SentenceRows, write_summary
 from attention_lens.model.analysis.alignment.words import READINGS, WordAttention

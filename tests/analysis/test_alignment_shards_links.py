@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from attention_lens.model.analysis.alignment.corpus import merge_summaries
+from attention_lens.model.analysis.alignment.merge import merge_summaries
 from attention_lens.model.cli import main
 
 from tests.analysis.conftest import GOLDS

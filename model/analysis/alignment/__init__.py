@@ -1,8 +1,11 @@
 """Word alignments from cross-attention, scored against gold links (precision, recall, AER).
 
 Modules: `links` (Pharaoh links and the metrics), `words` (pieces to words, word attention), `methods` (link
-extraction and method names), `scoring` (every method counted at once: `Tally`), `corpus` (an engine over a
-corpus, the `align` report), `sentences` (per-sentence counts kept compactly and streamed), `gradient`
+extraction and method names), `scoring` (every method counted at once: `Tally`), `aligned` (an engine over
+batches of sentences: word attention under each weights, sinks), `corpus_stream` (the sentences align reads: a
+list, or a TSV file or shard streamed), `corpus` (an engine over a corpus: every method counted, `run_alignment`),
+`best` (`--method best`: the sentences it is chosen on, the choice), `report` (the `align` report, per-sentence
+counts), `merge` (shards' reports added up), `sentences` (per-sentence counts kept compactly and streamed), `gradient`
 (the gradient reading: word saliency), `gold_cells` (gold word links placed on a run's piece cells), `card`
 (the head table kept in card.json), `uploads` (a user's test file). The rules they follow:
 
@@ -50,19 +53,11 @@ corpus the counts are summed over sentences before dividing (corpus-level, not a
 and recall by kind of source word, length and reordering distance, omissions and attention sinks.
 """
 
+from attention_lens.model.analysis.alignment.aligned import Aligned, align_batches, align_corpus, engine_specials
 from attention_lens.model.analysis.alignment.breakdown import OMISSION_MASS, Breakdown, WordStats
 from attention_lens.model.analysis.alignment.card import CARD_HEADS, CARD_HEADS_N, card_heads, report_from_card
-from attention_lens.model.analysis.alignment.corpus import (
-    Aligned,
-    MemoryCorpus,
-    Report,
-    SentenceScore,
-    align_batches,
-    align_corpus,
-    engine_specials,
-    run_alignment,
-    summed,
-)
+from attention_lens.model.analysis.alignment.corpus import run_alignment
+from attention_lens.model.analysis.alignment.corpus_stream import MemoryCorpus
 from attention_lens.model.analysis.alignment.links import (
     Counts,
     Gold,
@@ -85,6 +80,7 @@ from attention_lens.model.analysis.alignment.methods import (
     links_of,
     selectors,
 )
+from attention_lens.model.analysis.alignment.report import Report, SentenceScore, summed
 from attention_lens.model.analysis.alignment.scoring import Tally, gold_matrices
 from attention_lens.model.analysis.alignment.uploads import UploadReport, align_upload, parse_tsv, shown_problems
 from attention_lens.model.analysis.alignment.words import (

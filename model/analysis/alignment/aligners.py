@@ -10,8 +10,9 @@ from typing import Any
 
 import numpy as np
 from attention_lens.model.analysis.alignment.breakdown import Breakdown, WordStats
-from attention_lens.model.analysis.alignment.corpus import SentenceScore, check_gold, summed
+from attention_lens.model.analysis.alignment.corpus_stream import check_gold
 from attention_lens.model.analysis.alignment.links import Link, count, parse_pharaoh
+from attention_lens.model.analysis.alignment.report import SentenceScore, summed
 from attention_lens.model.analysis.alignment.scoring import gold_matrices
 
 
@@ -51,7 +52,8 @@ def score_links(data: str, links_path: str, engine: Any = None, method: str = "b
     model_links: dict[int, list[Link]] = {}
     model_method = None
     if engine is not None:
-        from attention_lens.model.analysis.alignment.corpus import FileCorpus, run_alignment
+        from attention_lens.model.analysis.alignment.corpus import run_alignment
+        from attention_lens.model.analysis.alignment.corpus_stream import FileCorpus
         from attention_lens.model.engine.stream import Shard
 
         report = run_alignment(engine, method=method, select_on=select_on, progress=progress,

@@ -14,8 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from attention_lens.model.analysis.alignment.corpus import Report, run_alignment
+from attention_lens.model.analysis.alignment.corpus import run_alignment
 from attention_lens.model.analysis.alignment.methods import DEFAULT_METHOD, Method
+from attention_lens.model.analysis.alignment.report import Report
 from attention_lens.model.analysis.alignment.scoring import Tally
 
 CARD_HEADS, CARD_HEADS_N = "alignment_heads", 100

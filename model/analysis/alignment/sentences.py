@@ -47,7 +47,7 @@ class SentenceRows:
 
     def row(self, k: int) -> Any:
         """The k-th sentence added, as a SentenceScore."""
-        from attention_lens.model.analysis.alignment.corpus import SentenceScore
+        from attention_lens.model.analysis.alignment.report import SentenceScore
 
         values = self._counts[k * _FIELDS:(k + 1) * _FIELDS]
         start = self._ends[k - 1] if k else 0

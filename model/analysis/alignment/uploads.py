@@ -9,10 +9,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from attention_lens.model.analysis.alignment.aligned import align_corpus
 from attention_lens.model.analysis.alignment.breakdown import Breakdown, WordStats
-from attention_lens.model.analysis.alignment.corpus import MISFIT, SentenceScore, align_corpus
+from attention_lens.model.analysis.alignment.corpus_stream import MISFIT
 from attention_lens.model.analysis.alignment.links import Gold, Link, format_pharaoh, parse_pharaoh
 from attention_lens.model.analysis.alignment.methods import Method, extract
+from attention_lens.model.analysis.alignment.report import SentenceScore
 from attention_lens.model.analysis.alignment.scoring import Tally, gold_matrices
 from attention_lens.model.analysis.alignment.words import WordAttention, pooling
 from attention_lens.model.corpora import Example

@@ -1,0 +1,61 @@
+"""Adding shards up: the `align --json` objects of N shards of one file (the same model, method and options)
+merged into one run's (`merge_summaries`, the `merge` command)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from attention_lens.model.analysis.alignment.breakdown import merge_summaries as merge_analysis
+from attention_lens.model.analysis.alignment.methods import Method
+from attention_lens.model.analysis.alignment.report import Report, SentenceScore
+from attention_lens.model.analysis.alignment.scoring import Tally
+
+
+def _tally_of(entry: dict[str, Any]) -> Tally:
+    tally = Tally(int(entry["layers"]), int(entry["heads"]), tuple(float(t) for t in entry["thresholds"]),
+                  str(entry["weights"]))
+    counts = np.asarray(entry["counts"], dtype=np.int64)
+    if counts.shape != tally.counts.shape:
+        raise ValueError("the counts do not match the method list of their layout")
+    tally.counts, tally.n = counts, int(entry["n"])
+    return tally
+
+
+def merge_summaries(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The `align --json` objects of N shards (the same model, method and options) as one run's: every count
+    summed (the tally of every method, the per-sentence counts, the breakdown), the ratios computed from the
+    sums. ValueError, one line, for outputs that cannot be added up."""
+    if not parts:
+        raise ValueError("nothing to merge")
+    merges = [p.get("merge") for p in parts]
+    if not all(isinstance(m, dict) and m.get("kind") == "align" for m in merges):
+        raise ValueError("every file must be the --json output of align (with its 'merge' counts)")
+    methods = {p["method"] for p in parts}
+    if len(methods) != 1:
+        raise ValueError(f"the shards used different methods ({', '.join(sorted(methods))}); merge needs one")
+    selections = [m.get("selection") for m in merges]
+    if any(s and "per_reading" in s and "separate" not in str(s.get("note", "")) for s in selections):
+        raise ValueError("a --method best run without --select-on chose its method on its own sentences, so "
+                         "shards cannot be added up: use a fixed method or --method best --select-on FILE")
+    if any(s != selections[0] for s in selections):
+        raise ValueError("the shards' best methods were chosen differently; use the same --select-on file")
+    tallies = [_tally_of(m["tally"]) for m in merges if "tally" in m]
+    tally = None
+    for t in tallies:
+        tally = t if tally is None else tally.merged(t)
+    method = Method.parse(parts[0]["method"])
+    selection: dict[str, Any] = {}
+    if selections[0]:
+        selection = dict(selections[0])
+        if tally is not None and "chosen_on" in selection:
+            selection["reported_on"] = tally.n
+            selection["in_sample_aer"] = tally[method].aer
+    sentences = [SentenceScore.from_dict(r) for p in parts for r in p["sentences"]]
+    skipped = [(int(s["index"]), str(s["reason"])) for p in parts for s in p["skipped"]]
+    analysis = merge_analysis(parts) if all("breakdown" in p for p in parts) else {}
+    n = sum(int(m["n"]) for m in merges)
+    report = Report(tally if tally is not None and tally.n else None, {}, method, skipped, n,
+                    tally.n if tally else 0, selection, None, sentences, analysis)
+    return report.summary()
