@@ -38,12 +38,12 @@ URL_RULES = {"a_text": (K_A_TEXT, str, str), "b_model": (K_B_MODEL, str, str), "
              "head": (K_HEAD, _positive, str), "step": (K_STEP, _positive, str)}
 
 
-def run(model_key: str, text: str):
-    """The cached greedy run, or None with the reason shown."""
+def run(model_key: str, text: str, side: str):
+    """The cached greedy run, or None with the reason shown, naming its side ("A" or "B")."""
     try:
         return services.get_trace(model_key, text, None, DecodeOptions())
     except (ModelInputError, CheckpointError) as exc:
-        st.error(state.text(exc))
+        st.error(f"{side}: {state.text(exc)}")
         return None
 
 
@@ -80,7 +80,7 @@ def main() -> None:
     st.session_state.setdefault(K_B_TEXT, RAW_B if raw else DEFAULT_B)
     aligned.compare_box(model_key, K_A_TEXT, K_B_MODEL, K_B_TEXT, K_KIND, K_LAYER, K_HEAD)  # healthy vs aligned
     a_text, b_model, b_text = inputs(model_key)
-    a, b = run(model_key, a_text), run(b_model, b_text)
+    a, b = run(model_key, a_text, "A"), run(b_model, b_text, "B")
     if a is None or b is None:
         page_url.write(URL_RULES, sentence=False)
         return

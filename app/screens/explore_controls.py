@@ -112,10 +112,15 @@ def present_menu(container, model_key: str) -> None:
 
     keys = list(dict.fromkeys([model_key, *(e.key for e in registry.entries())]))
     titles = {e.key: e.title for e in registry.entries()}
+    # the box names each model as the sidebar's does (a title with its description was cut at the popover's
+    # width); the chosen model's description goes under it
+    names = {k: t.split(" · ")[0] for k, t in titles.items()}
     with container.popover("Model & mode", icon=":material/tune:", width="stretch"):
         st.session_state["present_model"], st.session_state["present_mode"] = model_key, st.session_state[K_MODE]
-        st.selectbox("Model", keys, key="present_model", format_func=lambda k: titles.get(k, k),
+        st.selectbox("Model", keys, key="present_model", format_func=lambda k: names.get(k, k),
                      on_change=_pick, args=("present_model", state.K_MODEL))
+        if " · " in titles.get(model_key, ""):
+            st.caption(state.text(titles[model_key].split(" · ", 1)[1]))
         st.radio("Mode", list(MODES), key="present_mode", format_func=MODES.get, on_change=_pick,
                  args=("present_mode", K_MODE))
 
