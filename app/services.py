@@ -7,7 +7,10 @@ every session of the server and never mutated.
 
 from __future__ import annotations
 
+import hashlib
 import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -35,6 +38,7 @@ from attention_lens.model.engine.bugs import EXPLAIN as BUG_EXPLAIN
 from attention_lens.model.engine.device import DeviceError
 from attention_lens.model.engine.heads import CODE_OF, KIND_CODES, every_head
 from attention_lens.model.engine.options import MODES
+from attention_lens.model.engine.stream import BadLine, Line, read_lines
 from attention_lens.model.engine.text import UNKNOWN_WORDS
 from attention_lens.model.engine.trace import KINDS
 
@@ -184,23 +188,105 @@ def head_roles_test(model_key: str, n: int) -> dict[str, Any]:
     return head_roles(engine, test_examples(engine, n))
 
 
-@st.cache_data(max_entries=8, show_spinner="Measuring what every head attends to on your pairs…")
-def head_roles_on(model_key: str, pairs: tuple[tuple[str, ...], ...]) -> dict[str, Any]:
-    """head_roles_test on the user's own (source, target[, gold]) pairs: with the file's gold links, when it has
-    them, a cross-attention head can be named aligning."""
-    return head_roles(get_engine(model_key), [Example(p[0], p[1], p[2] if len(p) > 2 else "") for p in pairs])
-
-
 @st.cache_data(max_entries=16)
 def test_pairs(model_key: str, n: int) -> list[tuple[str, str]]:
     """The first n (source, target) pairs of the test split head_ranking uses, to name them on the page."""
     return [(e.source, e.target) for e in test_examples(get_engine(model_key), n)]
 
 
-@st.cache_data(max_entries=8, show_spinner="Switching every head off in turn on your pairs…")
-def head_ranking_on(model_key: str, pairs: tuple[tuple[str, str], ...]) -> dict[str, Any]:
-    """head_ranking on the user's own (source, target) pairs (an uploaded file)."""
-    return rank_heads(get_engine(model_key), [s for s, _ in pairs], [t for _, t in pairs], progress=False)
+HEADS_BATCH = 16  # pairs per batch when an upload's heads are ranked, as `heads` (a batch's rows: a layer's heads)
+HEADS_NAMED = 100  # pairs of an upload named on the Heads page
+HEADS_KEPT = 8  # uploads' rankings kept per server
+
+
+@dataclass(frozen=True)
+class CheckedUpload:
+    """An upload of pairs read through once (upload_lines): how many pairs it holds (`gold`: how many of them with
+    gold links), the first HEADS_NAMED of them, the problems (each naming its line; `problem_count` counts them
+    all, the first MAX_PROBLEMS are kept) and the bytes' digest that names its ranking."""
+
+    pairs: int
+    gold: int
+    first: tuple[tuple[str, str], ...]
+    problems: tuple[str, ...]
+    problem_count: int
+    digest: str
+
+
+MAX_PROBLEMS = 10
+
+
+def upload_lines(data: bytes) -> Iterator[Line | BadLine]:
+    """An upload's lines as model.engine.stream.read_lines reads them, a line whose gold column is not Pharaoh
+    links that fit its words (or whose second column holds links) turned into a BadLine with the reason
+    (model.analysis.alignment.uploads.line_problem)."""
+    from attention_lens.model.analysis.alignment.uploads import line_problem
+
+    for item in read_lines(data):
+        if isinstance(item, Line) and (reason := line_problem(Example(item.source, item.target, item.gold))):
+            yield BadLine(item.number, reason)
+        else:
+            yield item
+
+
+@st.cache_data(max_entries=8, show_spinner="Reading your file…")
+def check_upload(data: bytes) -> CheckedUpload:
+    """An upload read line by line, nothing kept but counts, the first pairs and the problems."""
+    pairs = gold = count = 0
+    first: list[tuple[str, str]] = []
+    problems: list[str] = []
+    for item in upload_lines(data):
+        if isinstance(item, BadLine):
+            count += 1
+            if len(problems) < MAX_PROBLEMS:
+                problems.append(item.reason if item.reason.startswith("the upload, line")
+                                else f"line {item.number}: {item.reason}")
+            continue
+        pairs += 1
+        gold += bool(item.gold.strip())
+        if len(first) < HEADS_NAMED:
+            first.append((item.source, item.target))
+    if not pairs and not count:
+        problems, count = ["the file has no sentence pair"], 1
+    return CheckedUpload(pairs, gold, tuple(first), tuple(problems), count, hashlib.sha256(data).hexdigest())
+
+
+@st.cache_resource
+def _upload_rankings() -> dict[tuple[str, str], dict[str, Any]]:
+    """(model key, upload digest) -> its ranking, shared by the server's sessions (the last HEADS_KEPT)."""
+    return {}
+
+
+def kept_upload_ranking(model_key: str, digest: str) -> dict[str, Any] | None:
+    """The ranking of an upload already ranked on this server (upload_head_ranking), or None."""
+    return _upload_rankings().get((model_key, digest))
+
+
+def upload_head_ranking(model_key: str, data: bytes, checked: CheckedUpload,
+                        on_batch: Callable[[int], None] | None = None) -> dict[str, Any]:
+    """Every head ranked (the loss increase when it alone is off) and its role over every pair of a checked upload
+    (check_upload found no problem): {"ranking": HeadLosses.result(), "roles": RoleTallies.result()}. The upload
+    is read again as a stream in length-bucketed batches of HEADS_BATCH pairs (model.engine.stream.CorpusStream,
+    as `heads` reads a file) and each batch only adds to per-head sums (model.analysis.ablation.FileRanking), so
+    memory does not grow with the pairs. on_batch(pairs done) after each batch. Kept per (model, digest)."""
+    from attention_lens.model.analysis.ablation import FileRanking
+    from attention_lens.model.engine.stream import CorpusStream
+
+    kept = kept_upload_ranking(model_key, checked.digest)
+    if kept is not None:
+        return kept
+    ranking = FileRanking(get_engine(model_key))
+    stream = CorpusStream(data, batch_size=HEADS_BATCH, strict=True, progress=False, desc="heads")
+    for batch in stream:
+        ranking.add(batch)
+        if on_batch is not None:
+            on_batch(stream.lines)
+    result = {"ranking": ranking.ranking(), "roles": ranking.role_result()}
+    store = _upload_rankings()
+    store[(model_key, checked.digest)] = result
+    for key in list(store)[:-HEADS_KEPT]:
+        store.pop(key, None)
+    return result
 
 
 # Uploads are capped by size, not by lines: a file up to this many bytes is read as a stream (upload_pairs), so what

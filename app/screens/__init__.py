@@ -7,7 +7,7 @@ app.render), and the panels they are made of:
   `explore_url` (its state in the URL) and `tour` (the guided lesson);
 - `leakage_lab`, with `leakage_bugs` (three more bugs) and `leakage_exposure` (training vs inference);
 - `alignment`, with `alignment_upload` (your own test file);
-- `heads`, with `heads_roles` (what each head attends to);
+- `heads`, with `heads_roles` (what each head attends to) and `heads_progress` (its progress bar's words);
 - `compare` (two runs side by side);
 - `page_url`: the link state of the pages other than Explore; `charts`: a figure drawn as ECharts, plotly or SVG.
 - `explore_stepper`: Explore's client-side stepper on the page and the step it reports back;

@@ -1,11 +1,15 @@
 """Heads: every head of every kind ranked by how much the teacher-forced loss rises when it alone is switched
 off (Michel et al. 2019), drawn as a layers x heads grid per kind; a head's button opens it on Explore.
 
-Compute lives in model/analysis/ablation.py (through services.head_ranking, cached), figures in
-app/render/contrib.py; this file only lays them out.
+Compute lives in model/analysis/ablation.py (through services.head_ranking, cached; an upload of any number of lines
+through services.upload_head_ranking, streamed in batches under a progress bar), figures in app/render/contrib.py;
+this file only lays them out.
 """
 
 from __future__ import annotations
+
+import time
+from typing import NamedTuple
 
 import numpy as np
 import streamlit as st
@@ -14,6 +18,7 @@ from attention_lens.app.render import contrib
 from attention_lens.app.screens import explore_controls as ctl
 from attention_lens.app.screens import explore_url as url
 from attention_lens.app.screens import heads_roles, page_url
+from attention_lens.app.screens.heads_progress import progress_text
 from attention_lens.app.services import ModelInputError
 
 KINDS = state.KINDS_BY_CODE
@@ -26,6 +31,7 @@ SHOWN = {"all": "All kinds"} | {code: title for code, (_, title) in KINDS.items(
 URL_RULES = {"data": (K_DATA, page_url.one_of(tuple(DATA)), str), "n": (K_N, page_url.number_in(SIZES), str),
              "kind": (K_KIND, page_url.one_of(tuple(SHOWN)), str)}
 EXPLORE = "screens/explore.py"
+PROGRESS_EVERY = 0.25  # seconds between two updates of the progress bar
 
 
 def open_head(kind: str, layer: int, head: int) -> None:
@@ -64,11 +70,19 @@ def kind_grid(code: str, heads: list[dict], n_layers: int, n_heads: int) -> None
                 open_head(code, layer + 1, head + 1)
 
 
-def pairs_ui(model_key: str) -> tuple[str, tuple[tuple[str, str], ...] | None]:
-    """Which pairs the ranking runs on: the first n of the test split, or the user's own file (source<TAB>
-    target[<TAB>gold] per line, as on the Alignment page). Returns (what they are, the pairs: (source, target) of
-    the test split, (source, target, gold) of a file), pairs None
-    when the file is missing or cannot be used (the page says why)."""
+class Upload(NamedTuple):
+    """A checked upload (services.check_upload) and its bytes."""
+
+    name: str
+    data: bytes
+    checked: services.CheckedUpload
+
+
+def pairs_ui(model_key: str) -> tuple[str, tuple[tuple[str, str], ...] | None, Upload | None]:
+    """Which pairs the ranking runs on: the first n of the test split, or every pair of the user's own file
+    (source<TAB>target[<TAB>gold] per line, as on the Alignment page, any number of lines up to the size cap).
+    Returns (what they are, the (source, target) pairs named on the page, the upload when they are a file's);
+    pairs None when the file is missing or cannot be used (the page says why)."""
     data = st.segmented_control("Pairs", list(DATA), key=K_DATA, format_func=DATA.get, required=True,
                                 label_visibility="collapsed")
     if data != "file":
@@ -76,34 +90,61 @@ def pairs_ui(model_key: str) -> tuple[str, tuple[tuple[str, str], ...] | None]:
             test = services.test_pairs(model_key, SIZES[0])
         except ModelInputError as exc:  # no test split of this model's own language (a Hugging Face model)
             st.info(state.text(exc) + " Choose “Your file” above.")
-            return "", None
+            return "", None, None
         n = st.select_slider("Test pairs", SIZES, key=K_N)
         test = test if n == SIZES[0] else services.test_pairs(model_key, n)
-        return f"the first {n} pairs of the test split", tuple(test)
-    up = st.file_uploader(f"Your pairs: a TSV, source<TAB>target per line ({services.UPLOAD_CAP_TEXT})",
-                          type=["tsv", "txt"], key=K_FILE, max_upload_size=services.UPLOAD_MAX_MB)
+        return f"the first {n} pairs of the test split", tuple(test), None
+    up = st.file_uploader(f"Your pairs: a TSV, source<TAB>target[<TAB>gold] per line, any number of lines "
+                          f"({services.UPLOAD_CAP_TEXT})", type=["tsv", "txt"], key=K_FILE,
+                          max_upload_size=services.UPLOAD_MAX_MB)
     if up is None:
-        st.caption("Upload a file to rank the heads on your own sentences (the test split is one click away).")
-        return "", None
-    too_big = services.upload_size_problem(state.text(up.name), up.size)
+        st.caption(f"Upload a file to rank the heads on your own sentences: every line of it is ranked, in "
+                   f"batches, up to {services.UPLOAD_CAP_TEXT} (`attention-lens heads --data FILE.tsv` reads a file "
+                   f"of any size). The test split is one click away.")
+        return "", None, None
+    name = state.text(up.name)
+    too_big = services.upload_size_problem(name, up.size)
     if too_big:
         st.error(too_big)
-        return "", None
-    try:
-        examples, problems = services.alignment.parse_tsv(up.getvalue().decode("utf-8"))
-    except UnicodeDecodeError:
-        problems = [f"{up.name} is not UTF-8 text"]
-    if problems:
-        st.error("This file cannot be used:\n\n" + state.text("\n".join(f"- {p}" for p in problems[:10])))
-        return "", None
+        return "", None, None
+    checked = services.check_upload(up.getvalue())
+    if checked.problems:
+        more = checked.problem_count - len(checked.problems)
+        st.error(f"{name} cannot be used ({checked.problem_count:,} line(s) to fix):\n\n"
+                 + state.text("\n".join(f"- {p}" for p in checked.problems))
+                 + (f"\n- … and {more:,} more" if more > 0 else ""))
+        return "", None, None
     # the gold column is kept: the roles name a cross-attention head "aligning" only against gold links
-    return f"the {len(examples)} pairs of {up.name}", tuple((e.source, e.target, e.gold) for e in examples)
+    return f"the {checked.pairs:,} pairs of {name}", checked.first, Upload(name, up.getvalue(), checked)
 
 
-def name_pairs(what: str, pairs: tuple[tuple[str, str], ...]) -> None:
-    """The pairs a ranking used, each one line (source → target)."""
+def name_pairs(what: str, pairs: tuple[tuple[str, str], ...], total: int) -> None:
+    """The pairs a ranking used, each one line (source → target): the first HEADS_NAMED of a file."""
     with st.expander(f"Ranked on {what}"):
         st.markdown("\n".join(f"{i + 1}. {state.text(p[0])} → {state.text(p[1])}" for i, p in enumerate(pairs)))
+        if total > len(pairs):
+            st.caption(f"… and {total - len(pairs):,} more (the first {len(pairs)} are listed).")
+
+
+def rank_upload(model_key: str, upload: Upload) -> dict:
+    """services.upload_head_ranking with a progress bar while it runs (none when the ranking is kept)."""
+    kept = services.kept_upload_ranking(model_key, upload.checked.digest)
+    if kept is not None:
+        return kept
+    total = upload.checked.pairs
+    bar = st.progress(0.0, text=progress_text(0, total, 0.0))
+    start = last = time.monotonic()
+
+    def on_batch(done: int) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if now - last >= PROGRESS_EVERY or done >= total:
+            last = now
+            bar.progress(min(done / total, 1.0), text=progress_text(done, total, now - start))
+
+    result = services.upload_head_ranking(model_key, upload.data, upload.checked, on_batch)
+    bar.empty()
+    return result
 
 
 def main() -> None:
@@ -112,29 +153,36 @@ def main() -> None:
         "Which heads matter: the teacher-forced loss when one head alone is switched off (Michel et al. 2019). "
         "Click a head to open it on Explore.",
         {K_DATA: "test", K_N: 50, K_KIND: "all"})
-    what, pairs = pairs_ui(model_key)
+    what, pairs, upload = pairs_ui(model_key)
     if pairs is None:
         page_url.write(URL_RULES, sentence=False)
         return
-    asked = st.session_state.get(K_ASKED) == (model_key, pairs)
+    key = (model_key, upload.checked.digest if upload else pairs)
+    asked = st.session_state.get(K_ASKED) == key
     if not asked and st.button("Rank every head", key="heads_rank", type="primary"):
-        st.session_state[K_ASKED] = (model_key, pairs)
+        st.session_state[K_ASKED] = key
         asked = True
     if not asked:
-        st.caption(f"Decodes {what} once per head ({count_text(engine)}), teacher forcing as the model was "
-                   f"trained.")
+        batched = f" in batches of {services.HEADS_BATCH} pairs with a progress bar" if upload else ""
+        gold = (f"; {upload.checked.gold:,} of them carry gold links, for the roles" if upload and upload.checked.gold
+                else "")
+        st.caption(f"Switches each head off in turn over {what} ({count_text(engine)}){batched}, teacher forcing "
+                   f"as the model was trained{gold}.")
         page_url.write(URL_RULES, sentence=False)
         return
     try:
-        result = (services.head_ranking(model_key, st.session_state[K_N]) if st.session_state[K_DATA] == "test"
-                  else services.head_ranking_on(model_key, tuple(p[:2] for p in pairs)))
-    except ModelInputError as exc:
+        if upload is None:
+            result = services.head_ranking(model_key, st.session_state[K_N])
+            roles = heads_roles.measure(model_key, st.session_state[K_N])
+        else:
+            ranked = rank_upload(model_key, upload)
+            result, roles = ranked["ranking"], ranked["roles"]
+    except (ModelInputError, ValueError) as exc:
         st.info(state.text(exc))
         return
     st.markdown(f"Loss with every head on: **{result['base_loss']:.4f}** nats per token on {what}. Each cell: "
                 f"how much it rises when that head alone is off (red: the most; the top three are highlighted).")
-    name_pairs(what, pairs)
-    roles = heads_roles.measure(model_key, st.session_state[K_DATA], st.session_state[K_N], pairs)
+    name_pairs(what, pairs, upload.checked.pairs if upload else len(pairs))
     heads_roles.rule_caption(roles)
     shown = st.segmented_control("Kinds shown", list(SHOWN), key=K_KIND, format_func=SHOWN.get, required=True,
                                  label_visibility="collapsed")

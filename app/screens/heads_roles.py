@@ -1,6 +1,6 @@
 """The Heads page's roles beside the ablation ranking: what every head attends to over the same pairs
-(model.analysis.head_roles, through services.head_roles_test / head_roles_on, cached) as a layers x heads table
-per kind, named by the rule the page states. Layout only; the table is app/render/roles.py."""
+(model.analysis.head_roles, through services.head_roles_test, cached, or with an upload's streamed ranking) as a
+layers x heads table per kind, named by the rule the page states. Layout only; the table is app/render/roles.py."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from attention_lens.app.render import roles as render
 from attention_lens.app.services import ModelInputError
 
 
-def measure(model_key: str, data: str, n: int, pairs: tuple[tuple[str, str], ...]) -> dict | None:
-    """The roles over the pairs the ranking used (the test split with its gold links, or the user's file)."""
+def measure(model_key: str, n: int) -> dict | None:
+    """The roles over the first n test pairs the ranking used, with their gold links (an upload's roles come with
+    its streamed ranking: services.upload_head_ranking)."""
     try:
-        return services.head_roles_test(model_key, n) if data == "test" else services.head_roles_on(model_key, pairs)
+        return services.head_roles_test(model_key, n)
     except (ModelInputError, ValueError) as exc:
         st.info(state.text(exc))
         return None
