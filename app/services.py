@@ -48,7 +48,7 @@ __all__ = ["BUG_EXPLAIN", "CODE_OF", "KIND_CODES", "MODES", "difference", "equal
            "KINDS", "UNKNOWN_WORDS", "CheckpointError", "DecodeOptions", "Engine", "LeakageMeter", "ModelInputError",
            "Trace", "alignment", "alignment_report", "get_engine", "get_trace", "measure",
            "head_ranking", "probe_sentence", "repetition", "sample_measures", "train_log",
-           "uploaded_alignment", "uploaded_breakdown"]
+           "uploaded_alignment", "uploaded_sentence", "uploaded_links", "upload_digest"]
 
 
 ENV_DEVICE, ENV_DTYPE = "LENS_DEVICE", "LENS_DTYPE"  # where the server's models run, and their float type
@@ -319,17 +319,48 @@ def upload_pairs(data: bytes) -> tuple[list[Example], list[str]]:
     return examples, problems
 
 
-@st.cache_data(max_entries=8, show_spinner="Aligning your file with every head…")
-def uploaded_alignment(model_key: str, tsv_text: str) -> alignment.UploadReport:
-    """A user's checked test file (alignment.parse_tsv found no problem) aligned by every method."""
-    examples, _ = alignment.parse_tsv(tsv_text)
-    return alignment.align_upload(get_engine(model_key), examples)
+UPLOADS_KEPT = 4  # aligned uploads kept per server (each: counts, its file's bytes, a temporary file)
 
 
-@st.cache_data(max_entries=16, show_spinner="Breaking the errors down…")
-def uploaded_breakdown(model_key: str, tsv_text: str, method_name: str) -> dict[str, Any]:
-    """`breakdown`, `omissions` and `sinks` of one method over an uploaded file (UploadReport.breakdown)."""
-    return uploaded_alignment(model_key, tsv_text).breakdown(alignment.Method.parse(method_name))
+@st.cache_resource
+def _aligned_uploads() -> dict[tuple[str, str], alignment.UploadReport]:
+    """(model key, upload digest) -> its aligned report, shared by the server's sessions (the last UPLOADS_KEPT)."""
+    return {}
+
+
+def uploaded_alignment(model_key: str, digest: str, data: bytes,
+                       progress: Callable[[int, int], None] | None = None) -> alignment.UploadReport:
+    """A user's checked file (no problem found) aligned by every method, read as a stream: kept in this process
+    (never copied or pickled on a rerun) per model and file digest (upload_digest); progress(sentences done,
+    sentences) after each batch while it runs (not called when the file was aligned before)."""
+    store = _aligned_uploads()
+    report = store.get((model_key, digest))
+    if report is None:
+        report = alignment.align_upload(get_engine(model_key), data, progress=progress)
+        store[(model_key, digest)] = report
+        for key in list(store)[:-UPLOADS_KEPT]:
+            store.pop(key, None)
+    return report
+
+
+def upload_digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def uploaded_sentence(model_key: str, report: alignment.UploadReport, line: int) -> alignment.WordAttention | None:
+    """The word attention of one sentence of an aligned upload (0-based line of the file), computed again."""
+    return _uploaded_sentence(model_key, upload_digest(report.data), line, report)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _uploaded_sentence(model_key: str, digest: str, line: int, _report: alignment.UploadReport
+                       ) -> alignment.WordAttention | None:
+    return _report.attention(get_engine(model_key), line)
+
+
+def uploaded_links(model_key: str, report: alignment.UploadReport, method_name: str) -> str:
+    """The predicted links of `method_name`, one Pharaoh line per line of the file (a second pass over it)."""
+    return report.links_by_line(get_engine(model_key), alignment.Method.parse(method_name))
 
 
 def gold_cells(engine: Engine, trace: Trace, gold: dict[str, Any]) -> dict[str, Any] | None:

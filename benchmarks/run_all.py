@@ -72,6 +72,9 @@ SUITE = (
     Benchmark("hf_overhead", "What does the Hugging Face engine's traced step-through cost over its own generate?"),
     Benchmark("align_stream", "Does align's memory stay flat from 500 to 15,240 lines, and how much faster is it than "
               "before it streamed (old and new in one run)?"),
+    Benchmark("align_upload_app", "How long does the Alignment page take to show the worst-first table and the "
+              "breakdown of a 5,000-line file, and after another head is chosen (old and new in one run, Chromium); "
+              "how much memory does an upload take at 500, 5,000 and the size cap's lines?"),
     Benchmark("stepper_bench", "How many bytes is a whole run in the browser's stepper, and what does a step cost "
               "there against a server run per step (click to row, a held key, server CPU, a burst of pages)?",
               quick=("--bytes-only",)),

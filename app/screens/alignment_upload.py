@@ -1,14 +1,17 @@
-"""The Alignment page's "your test file" section: upload `source<TAB>target[<TAB>gold]`, rank every head by AER
-and name the best head and method (with gold), or show how much the heads agree (without); click a head in the
-ranking to see its links on a chosen sentence; download the predicted links as Pharaoh.
+"""The Alignment page's "your test file" section: upload `source<TAB>target[<TAB>gold]` (any number of lines, up to
+the size cap the page states), rank every head by AER and name the best head and method (with gold), or show how
+much the heads agree (without); the sentences worst first, one opened as links and a word matrix with its gold; the
+breakdown of the errors; download the predicted links as Pharaoh.
 
-Compute lives in model/analysis/alignment/uploads.py (through app.services, cached per model and file).
+Compute lives in model/analysis/alignment/uploads.py (through app.services, kept per model and file): the file is
+read as a stream with a progress bar, only counts are kept, and the sentence opened is aligned again on its own.
 """
 
 from __future__ import annotations
 
-import sys
+import time
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 from attention_lens.app import services, state
@@ -20,9 +23,9 @@ from attention_lens.app.services import alignment as al
 
 K_FILE, K_SENT, K_HEAD, K_RANK = "align_upload", "align_upload_sentence", "align_upload_head", "align_upload_rank"
 K_WORST = "align_upload_worst"
-K_FIRST_PART = "align_upload_first_part"  # the file (its upload id) whose first part the user chose to align
 K_EXPLORE_GOLD = "explore_gold"  # {model, source, target, gold, reading}: Explore draws these links
 K_GO_EXPLORE = "align_go_explore"  # set by the button's on_click: switch to Explore on this run
+TABLE_ROWS = 5000  # sentences listed in the table (the worst first); the file's figures count every sentence
 HELP = ("One sentence pair per line: `source<TAB>target`, optionally `<TAB>gold` with Pharaoh links over the "
         "whitespace words (`i-j` sure, `i?j` possible, 0-based, source index first), as in "
         "`python -m model align --data`.")
@@ -92,14 +95,6 @@ def _agreement(report: al.UploadReport, method: al.Method, engine) -> None:
                f"{mean.max():.2f}).")
 
 
-def by_file_line(report: al.UploadReport, method: al.Method, text: str) -> str:
-    """The predicted links as Pharaoh, one line per line of the file (line n of the download is line n of the
-    upload): a blank line, or a sentence that could not be aligned, gives an empty line."""
-    per_sentence = report.pharaoh(method).split("\n")
-    kept = iter(per_sentence)
-    return "".join(f"{next(kept) if line.strip() else ''}\n" for line in text.splitlines())
-
-
 def _head_method(method: al.Method, engine) -> al.Method:
     """The head chosen here read with the extraction and reading chosen above: the method the table of
     sentences, the drawing, the breakdown and the download use."""
@@ -120,22 +115,32 @@ def _open_worst() -> None:
         st.session_state[K_SENT] = order[rows[0]]
 
 
-def sentence_table(report: al.UploadReport, m: al.Method) -> pd.DataFrame:
-    """One row per sentence with gold: its counts and ratios under `m`, worst (highest AER) first."""
-    rows = [{"line": r.index + 1, "AER": r.counts.aer, "precision": r.counts.precision, "recall": r.counts.recall,
-             "sure": r.sure, "predicted": r.predicted, "right": r.hits_possible,
-             "source": report.examples[r.index].source} for r in report.sentences(m)]
-    table = pd.DataFrame(rows, columns=["line", "AER", "precision", "recall", "sure", "predicted", "right",
-                                        "source"])
-    return table.sort_values(["AER", "line"], ascending=[False, True], kind="stable").reset_index(drop=True)
+def sentence_table(report: al.UploadReport, m: al.Method, rows: int = TABLE_ROWS) -> pd.DataFrame:
+    """One row per sentence with gold (the `rows` worst): its counts and ratios under `m`, worst (highest AER)
+    first, ties in line order; `line` is the file's line number."""
+    c = report.counts(m)  # line, sure, possible, predicted, hits_sure, hits_possible
+    line, sure, predicted, hits_sure, hits_possible = c[:, 0], c[:, 1], c[:, 3], c[:, 4], c[:, 5]
+    total = predicted + sure
+    aer = np.where(total > 0, 1.0 - (hits_sure + hits_possible) / np.maximum(total, 1), 0.0)
+    order = np.lexsort((line, -aer))[:rows]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        precision = np.where(predicted > 0, hits_possible / np.maximum(predicted, 1), 0.0)
+        recall = np.where(sure > 0, hits_sure / np.maximum(sure, 1), 0.0)
+    return pd.DataFrame({"line": line[order] + 1, "AER": aer[order], "precision": precision[order],
+                         "recall": recall[order], "sure": sure[order], "predicted": predicted[order],
+                         "right": hits_possible[order],
+                         "source": [report.example(int(k)).source for k in line[order]]})
 
 
 def _worst(report: al.UploadReport, m: al.Method) -> None:
     table = sentence_table(report, m)
     st.session_state[K_WORST + "_order"] = [int(x) - 1 for x in table["line"]]
-    st.markdown(f"**Sentences, worst first** · `{m.name}` · {len(table)} sentences with gold (a column's header "
-                f"sorts by it; click a row to open that sentence below). The file's AER is from the summed counts, "
-                f"not the mean of these.")
+    scored = report.tally.n if report.tally is not None else 0
+    shown = (f"{len(table):,} sentences with gold" if len(table) == scored else
+             f"the {len(table):,} worst of the {scored:,} sentences with gold")
+    st.markdown(f"**Sentences, worst first** · `{m.name}` · {shown} (a column's header sorts by it; click a row "
+                f"to open that sentence below; `line` is the line of your file). The file's AER is from the summed "
+                f"counts, not the mean of these.")
     st.dataframe(table, hide_index=True, key=K_WORST, on_select=_open_worst, selection_mode="single-row",
                  height=min(36 * (len(table) + 1), 320), column_config={
                      "AER": st.column_config.NumberColumn(format="%.3f"),
@@ -171,16 +176,33 @@ def go_explore() -> None:
         st.switch_page("screens/explore.py")
 
 
+def sentence_choices(report: al.UploadReport) -> list[int]:
+    """The sentences the page offers to open (0-based lines): the table's, worst first, when the file has gold;
+    else the first TABLE_ROWS aligned, in file order; the one open stays offered."""
+    order = st.session_state.get(K_WORST + "_order") if report.tally is not None else None
+    kept = list(order) if order else report.aligned_lines(TABLE_ROWS)
+    chosen = st.session_state.get(K_SENT)
+    if isinstance(chosen, int) and chosen not in kept and chosen in set(report.aligned_lines()):
+        kept.insert(0, chosen)
+    return kept
+
+
 def _sentence(model_key: str, report: al.UploadReport, m: al.Method) -> None:
-    """One sentence of the file with the chosen head drawn as links and as a word matrix with its gold."""
-    kept = sorted(report.attention)
-    if st.session_state.get(K_SENT) not in kept:  # a new file: its first sentence
+    """One sentence of the file (aligned again on its own) with the chosen head drawn as links and as a word matrix
+    with its gold."""
+    kept = sentence_choices(report)
+    if st.session_state.get(K_SENT) not in kept:  # a new file: its first (worst) sentence
         st.session_state[K_SENT] = kept[0]
+    sources = {k: report.example(k).source for k in kept}
     k = st.selectbox("Sentence of your file", kept, key=K_SENT,
-                     format_func=lambda i: f"{i + 1}: {report.examples[i].source[:70]}")
-    wa = report.attention[k]
+                     format_func=lambda i: f"{i + 1}: {sources.get(i, '')[:70]}",
+                     help="Numbered by the line of your file. The table above opens its rows here too.")
+    wa = services.uploaded_sentence(model_key, report, k)
+    if wa is None:
+        st.warning(f"Line {k + 1} could not be aligned with this model.")
+        return
     links = m.links(wa)
-    gold = report.golds.get(k)
+    gold = report.gold(k)
     sure, possible = (gold.sure, gold.possible) if gold else (None, None)
     if gold:
         r = al.scores(links, gold)
@@ -196,16 +218,16 @@ def _sentence(model_key: str, report: al.UploadReport, m: al.Method) -> None:
     if gold:
         st.caption("Word matrix with the gold: a dot on a square is a sure link found (hit), a dot on a diamond a "
                    "possible one, a dot on neither a wrong link, a square without a dot a sure link missed.")
-        ex = report.examples[k]
+        ex = report.example(k)
         st.button("Open this sentence on Explore (teacher forced, this head, gold links drawn)",
                   key="align_upload_explore", on_click=explore_gold, args=(model_key, ex, ex.gold, m))
         go_explore()
 
 
-def _breakdown(model_key: str, text: str, report: al.UploadReport, m: al.Method) -> None:
+def _breakdown(report: al.UploadReport, m: al.Method) -> None:
     st.markdown(f"**Where the errors are** · `{m.name}`")
     try:
-        summary = services.uploaded_breakdown(model_key, text, m.name)
+        summary = report.breakdown(m)
     except ValueError as exc:
         st.error(state.text(exc))
         return
@@ -241,22 +263,6 @@ def first_sentences(text: str, n: int) -> str:
     return "".join(out)
 
 
-def first_part(up, text: str, sentences: int) -> str | None:
-    """A file longer than the page reads: says so and offers its first part; that part once the user took the
-    offer (kept for this file), else None."""
-    cap = al.uploads.MAX_LINES
-    took = st.session_state.get(K_FIRST_PART) == up.file_id
-    if not took:
-        st.warning(f"{state.text(up.name)} has {sentences:,} sentences; this page aligns at most {cap:,} at a time. "
-                   f"Use its first {cap:,} here, or align the whole file from the command line: "
-                   f"python -m model align --model … --data {state.text(up.name)}", icon=":material/content_cut:")
-        if not st.button(f"Use the first {cap:,} sentences", key="align_first_part"):
-            return None
-        st.session_state[K_FIRST_PART] = up.file_id
-    st.caption(f"The first {cap:,} of the file's {sentences:,} sentences.")
-    return first_sentences(text, cap)
-
-
 K_SHIPPED, K_SHIPPED_N = "align_shipped", "align_shipped_n"  # the test split's sentences: shown, how many
 SHIPPED_N = (100, 200, 500, 1000)
 
@@ -270,27 +276,43 @@ def shipped_view(model_key: str, engine, method: al.Method) -> None:
                        help="What an uploaded file with gold gets, on the shipped test split's first sentences."):
         return
     n = st.selectbox("Sentences of the test split", SHIPPED_N, key=K_SHIPPED_N, width=260)
-    text = first_sentences(data.read_text(encoding="utf-8"), n)
-    report = services.uploaded_alignment(model_key, text)
+    text = first_sentences(data.read_text(encoding="utf-8"), n).encode("utf-8")
+    report = aligned_with_progress(model_key, text)
     if report.tally is None:
         st.error("No sentence of the test split could be aligned with this model"
                  + (f": {state.text(next(iter(report.skipped.values())))}" if report.skipped else "."))
         return
-    st.caption(f"{len(report.attention)} of {len(report.examples)} sentences of {data.name} aligned"
-               + (f" ({len(report.skipped)} left out)" if report.skipped else "") + ".")
+    st.caption(f"{report.n_aligned} of {report.n} sentences of {data.name} aligned"
+               + (f" ({report.n_skipped} left out)" if report.n_skipped else "") + ".")
     best = report.best_head()
     st.session_state.setdefault(K_HEAD, _head_name(best.layer, best.head))  # opens on its best single head
     export = _head_method(method, engine)
     _worst(report, export)
     _sentence(model_key, report, export)
-    _breakdown(model_key, text, report, export)
+    _breakdown(report, export)
+
+
+def aligned_with_progress(model_key: str, data: bytes) -> al.UploadReport:
+    """The file aligned by every method (services.uploaded_alignment, kept per model and file), with a progress
+    bar while it runs: sentences done, the rate and the time left."""
+    bar = st.empty()
+    started = time.perf_counter()
+
+    def progress(done: int, total: int) -> None:
+        bar.progress(min(done / max(total, 1), 1.0),
+                     text="Aligning your file with every head: " + al.uploads.progress_text(
+                         done, total, time.perf_counter() - started))
+
+    report = services.uploaded_alignment(model_key, services.upload_digest(data), data, progress)
+    bar.empty()
+    return report
 
 
 def upload_view(model_key: str, engine, method: al.Method) -> None:
     st.subheader("Your test file")
-    up = st.file_uploader(f"Upload a TSV: source, target, and gold links if you have them "
-                          f"({services.UPLOAD_CAP_TEXT})", type=["tsv", "txt"], key=K_FILE, help=HELP,
-                          max_upload_size=services.UPLOAD_MAX_MB)
+    up = st.file_uploader(f"Upload a TSV: source, target, and gold links if you have them (the whole file is "
+                          f"read, any number of lines, {services.UPLOAD_CAP_TEXT})", type=["tsv", "txt"], key=K_FILE,
+                          help=HELP, max_upload_size=services.UPLOAD_MAX_MB)
     if up is None:
         st.caption("Without a file, the ranking below uses the shipped test split of the model's language pair."
                    if has_test_split(engine) else
@@ -303,30 +325,26 @@ def upload_view(model_key: str, engine, method: al.Method) -> None:
     if too_big:
         st.error(too_big)
         return
-    try:
-        text = up.getvalue().decode("utf-8")
-    except UnicodeDecodeError:
-        st.error(f"{state.text(up.name)} is not UTF-8 text.")
-        return
-    examples, problems = al.parse_tsv(text, max_lines=sys.maxsize)
-    if problems:
+    data = up.getvalue()
+    checked = services.check_upload(data)
+    if checked.problems:
+        more = checked.problem_count - len(checked.problems)
+        listed = "\n".join(f"- {state.text(p)}" for p in checked.problems) + (f"\n- … and {more} more" if more > 0
+                                                                             else "")
         st.error(f"{state.text(up.name)} cannot be used; fix these lines and upload it again:\n\n"
-                 + state.text(al.shown_problems(problems)).replace("&#45;", "-"))
+                 + listed.replace("&#45;", "-"))
         return
-    if len(examples) > al.uploads.MAX_LINES:
-        text = first_part(up, text, len(examples))
-        if text is None:
-            return
-    report = services.uploaded_alignment(model_key, text)
-    if report.skipped:
+    report = aligned_with_progress(model_key, data)
+    if report.n_skipped:
         shown = ", ".join(f"{k + 1}" for k in sorted(report.skipped)[:10])
-        st.warning(f"{len(report.skipped)} sentence(s) could not be aligned and are left out (sentences {shown}): "
+        st.warning(f"{report.n_skipped} sentence(s) could not be aligned and are left out (lines {shown}): "
                    f"{state.text(next(iter(report.skipped.values())))}")
-    if not report.attention:
+    if not report.n_aligned:
         st.error("No sentence of the file could be aligned with this model.")
         return
-    st.caption(f"{len(report.attention)} of {len(report.examples)} sentences aligned · {len(report.golds)} with "
-               f"gold links.")
+    st.caption(f"{report.n_aligned:,} of {report.n:,} sentences aligned · {report.n_gold:,} with gold links · the "
+               f"whole file read ({up.size / 1024 / 1024:.1f} MB; files of {services.UPLOAD_CAP_TEXT} are read "
+               f"whole) in {report.seconds:.1f} s.")
     if report.tally is not None:
         _ranking(report, method, engine)
     else:
@@ -336,9 +354,11 @@ def upload_view(model_key: str, engine, method: al.Method) -> None:
         _worst(report, export)
     _sentence(model_key, report, export)
     if report.tally is not None:
-        _breakdown(model_key, text, report, export)
-    st.download_button(f"Download the predicted links (Pharaoh, {export.name})", by_file_line(report, export, text),
+        _breakdown(report, export)
+    st.download_button(f"Download the predicted links (Pharaoh, {export.name})",
+                       lambda: services.uploaded_links(model_key, report, export.name),
                        file_name=f"{up.name.rsplit('.', 1)[0]}.{export.name}.align", mime="text/plain",
                        key="align_upload_download",
                        help="One line per line of your file (an empty line where it is blank or could not be "
-                            "aligned), `i-j` links over your file's words, source index first.")
+                            "aligned), `i-j` links over your file's words, source index first. Written when "
+                            "clicked: the file is aligned again for it.")

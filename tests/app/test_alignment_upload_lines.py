@@ -4,9 +4,6 @@ by the ranking, the download's label and its file name."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from attention_lens.app.screens.alignment_upload import by_file_line
 from attention_lens.model.analysis.alignment import Method, align_upload, parse_pharaoh, parse_tsv
 from attention_lens.model.analysis.alignment.uploads import word_map
 
@@ -28,23 +25,20 @@ def test_normalised_words_map_back_to_the_files_words():
 def test_natural_text_is_aligned_on_its_own_words_and_the_download_keeps_line_numbers(tiny_engine):
     examples, problems = parse_tsv(FILE)
     assert not problems and len(examples) == 4
-    report = align_upload(tiny_engine, examples)
-    assert 1 in report.attention  # the natural-text line, once dropped ("changed its number of words")
-    wa = report.attention[1]
+    report = align_upload(tiny_engine, FILE)
+    assert 2 in report.aligned_lines()  # the natural-text line (line 3), once dropped ("changed its number of words")
+    assert list(report.skipped) == [3]  # "zzzz qqqq" is normalised to "zzzz qqqq .": no word of the file's for "."
+    wa = report.attention(tiny_engine, 2)
     assert wa.source_words == tuple(NATURAL[0].split()) and wa.target_words == tuple(NATURAL[1].split())
     assert wa.plain.shape[2:] == (len(NATURAL[1].split()), len(NATURAL[0].split()))
     method = Method("argmax", "plain", 1, 1)
-    lines = by_file_line(report, method, FILE).split("\n")[:-1]
+    lines = report.links_by_line(tiny_engine, method).split("\n")[:-1]
     assert len(lines) == len(FILE.splitlines()) == 5
     assert lines[1] == ""  # the file's blank line
     for number, ex in ((0, examples[0]), (2, examples[1]), (4, examples[3])):
         assert lines[number], number
         parse_pharaoh(lines[number]).check(len(ex.source.split()), len(ex.target.split()))
-    # a sentence that could not be aligned keeps its line, empty
-    attention = {k: v for k, v in report.attention.items() if k != 2}
-    missing = replace(report, attention=attention, skipped={2: "cannot be aligned"})
-    lines = by_file_line(missing, method, FILE).split("\n")[:-1]
-    assert len(lines) == 5 and lines[3] == "" and lines[4] and lines[2]
+    assert lines[3] == ""  # a sentence that could not be aligned keeps its line, empty
 
 
 def test_one_method_name_on_the_ranking_and_the_download(tiny_ckpt, monkeypatch):

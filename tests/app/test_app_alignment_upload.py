@@ -85,8 +85,9 @@ def test_pharaoh_export_is_one_line_per_sentence(model):
 
     examples, problems = parse_tsv(WITH_GOLD)
     assert not problems
-    report = align_upload(load_engine(model), examples)
-    lines = report.pharaoh(report.best_method).splitlines()
+    engine = load_engine(model)
+    report = align_upload(engine, WITH_GOLD)
+    lines = report.pharaoh(engine, report.best_method).splitlines()
     assert len(lines) == 5
     for line, ex in zip(lines, examples):
         parse_pharaoh(line).check(len(ex.source.split()), len(ex.target.split()))

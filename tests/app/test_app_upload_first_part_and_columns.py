@@ -1,13 +1,13 @@
-"""The Alignment page's file box: a file longer than the page reads is refused in plain words (no literal
-backticks) with an offer to use its first part, which then aligns; a file laid out as source<TAB>gold (the gold
-links where the target belongs) is refused naming that, not teacher-forced as text ("0 scored")."""
+"""The Alignment page's file box: a file laid out as source<TAB>gold (the gold links where the target belongs) is
+refused naming that, not teacher-forced as text ("0 scored"). (A file longer than 5,000 sentences is no longer cut:
+test_alignment_upload_stream.)"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from attention_lens.model.analysis.alignment import parse_tsv, uploads
+from attention_lens.model.analysis.alignment import parse_tsv
 from streamlit.testing.v1 import AppTest
 
 from tests.fixtures.apptest import ALIGNMENT, page_on, upload
@@ -30,21 +30,6 @@ def app(model, monkeypatch) -> AppTest:
 
 def said(at: AppTest) -> str:
     return " ".join(e.value for kind in ("error", "warning", "info") for e in getattr(at, kind))
-
-
-def test_a_long_file_is_offered_its_first_part(app, monkeypatch):
-    monkeypatch.setattr(uploads, "MAX_LINES", 3)
-    at = upload(app, NO_GOLD)
-    assert not at.exception
-    text = said(at)
-    assert f"{len(SOURCES)} sentences" in text and "3" in text, text
-    assert "`" not in text and "&#96;" not in text, text
-    use = [b for b in at.button if b.key == "align_first_part"]
-    assert use and "first 3" in use[0].label
-    use[0].click()
-    at = at.run()
-    assert not at.exception
-    assert any(c.value.startswith("3 of 3 sentences aligned") for c in at.caption), [c.value for c in at.caption]
 
 
 def test_source_then_gold_is_refused_naming_the_gold_column(app):

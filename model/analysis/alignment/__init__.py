@@ -7,7 +7,8 @@ list, or a TSV file or shard streamed), `corpus` (an engine over a corpus: every
 `best` (`--method best`: the sentences it is chosen on, the choice), `report` (the `align` report, per-sentence
 counts), `merge` (shards' reports added up), `sentences` (per-sentence counts kept compactly and streamed), `gradient`
 (the gradient reading: word saliency), `gold_cells` (gold word links placed on a run's piece cells), `card`
-(the head table kept in card.json), `uploads` (a user's test file). The rules they follow:
+(the head table kept in card.json), `uploads` (a user's test file, read as a stream), `upload_counts` (what an
+upload keeps: every method's breakdown and the heads' agreement, per-sentence counts spilled). The rules they follow:
 
 **Pieces to words.** Attention is over subword pieces; gold links are over the whitespace tokens of the
 normalised sentence (docs/corpus.md). Pieces are grouped into words by one rule, the same on both sides:
