@@ -187,14 +187,27 @@ class BuiltinEngine(Engine):
         return any(p in unknown or BYTE_PIECE.fullmatch(p) for p in self._source.encode(text).pieces)
 
     def _unseen(self, word: str, counts: dict[str, int]) -> bool:
-        """A typed word this model does not know: read as bytes, or seen fewer than RARE_COUNT times. The counts
-        are case-folded, which merges some spellings (`daß` and `dass`): such a word counts as seen only when
-        its own spelling is one whole piece of the vocabulary."""
+        """A typed word this model does not know: read as bytes, or seen fewer than RARE_COUNT times, or a
+        spelling its case-folded counts merged with another (`_respelled`)."""
         if self._read_as_bytes(word):
             return True
-        if word.casefold() != word.lower():
-            return len([p for p in self._source.encode(word.lower()).pieces if p != "▁"]) > 1
-        return counts.get(word.casefold(), 0) < RARE_COUNT
+        return self._respelled(word) or counts.get(word.casefold(), 0) < RARE_COUNT
+
+    def _word_pieces(self, word: str) -> list[str]:
+        return [p for p in self._source.encode(word).pieces if p != "▁"]
+
+    def _respelled(self, word: str) -> bool:
+        """The counts are case-folded, which merges spellings the case-keeping tokenizer reads apart: `daß`
+        (counted as `dass`) counts as seen only when its lower-case spelling is one whole piece; a word with
+        capitals past its first letter (`WHERE`, `StAtIoN`, counted as `where`, `station`) only when it is one
+        whole piece itself or its lower-case form is not one either (an acronym such as `TV` read in pieces
+        either way)."""
+        lower = word.lower()
+        if word.casefold() != lower:
+            return len(self._word_pieces(lower)) > 1
+        if word in (lower, word[:1] + word[1:].lower()):  # all lower case, or capitalised like a first word
+            return False
+        return len(self._word_pieces(lower)) == 1 and len(self._word_pieces(word)) > 1
 
     def source_word_counts(self) -> dict[str, int] | None:
         """The training text's word counts (source_words.tsv) of a model trained on typed text."""
@@ -206,7 +219,7 @@ class BuiltinEngine(Engine):
             return ""
         n = counts.get(word.casefold(), 0)
         seen = "never seen in training" if n == 0 else f"seen {n} time{'s' * (n != 1)} in training"
-        if word.casefold() != word.lower() and n:  # the counts merge this spelling with another
+        if n and self._respelled(word):  # the counts merge this spelling with another
             seen = f"not seen in this spelling (its counts merge it with “{word.casefold()}”)"
         return f"{seen}; read as {' '.join(self._source.encode(word).pieces)}"
 
