@@ -32,6 +32,13 @@ MODEL = ROOT / "checkpoints" / "everyday-de-en"
 DATA = ROOT / "assets" / "data" / "de-en.test.tsv"
 
 
+def torch_threads() -> int:
+    """torch's default intra-op thread count on this machine (what `old`, which has no --threads, runs with)."""
+    import torch
+
+    return torch.get_num_threads()
+
+
 def old_tree(commit: str, where: Path) -> Path:
     """A folder to put first on PYTHONPATH so that `attention_lens` is `commit`'s (its model/ and package)."""
     tree, pkg = where / "tree", where / "pkg" / "attention_lens"
@@ -46,13 +53,13 @@ def old_tree(commit: str, where: Path) -> Path:
     return where / "pkg"
 
 
-def run_align(data: Path, method: str, pythonpath: Path | None, cwd: Path) -> dict:
+def run_align(data: Path, method: str, pythonpath: Path | None, cwd: Path, extra: tuple[str, ...] = ()) -> dict:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     if pythonpath is not None:
         env["PYTHONPATH"] = str(pythonpath)
     out = cwd / "out.json"
     cmd = ["/usr/bin/time", "-f", "%e %U %S %M", sys.executable, "-m", "attention_lens.model", "align", "--model",
-           str(MODEL), "--data", str(data), "--method", method, "--json", "--quiet"]
+           str(MODEL), "--data", str(data), "--method", method, "--json", "--quiet", *extra]
     with open(out, "w") as f:
         proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=f, stderr=subprocess.PIPE, text=True)
     if proc.returncode:
@@ -74,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sides", nargs="+", default=["old", "new"], choices=["old", "new"],
                     help="which code to run (default: both, alternating)")
     ap.add_argument("--quick", action="store_true", help="20 lines and 60 lines (a check that it runs)")
+    ap.add_argument("--threads", type=int, default=torch_threads(),
+                    help="new's --threads (default: torch's own default here, %(default)s, which old always used; "
+                         "new otherwise picks fewer on a busy machine and the two would not use the same cores)")
     args = ap.parse_args(argv)
     base_n = 20 if args.quick else 508
     lines = DATA.read_text(encoding="utf-8").splitlines()[:base_n]
@@ -86,13 +96,14 @@ def main(argv: list[str] | None = None) -> int:
             data = tmp / f"lines{n}.tsv"
             data.write_text("\n".join(lines[i % base_n] for i in range(n)) + "\n", encoding="utf-8")
             for side in (args.sides if k % 2 == 0 else args.sides[::-1]):  # old, new, new, old, ...
-                results[side][n] = run_align(data, args.method, old if side == "old" else None, tmp)
+                results[side][n] = run_align(data, args.method, old if side == "old" else None, tmp,
+                                             () if side == "old" else ("--threads", str(args.threads)))
                 r = results[side][n]
                 print(f"{side:4s} {n:6d} lines: {r['wall_s']:7.1f} s wall, {r['cpu_s']:7.1f} s CPU, peak "
                       f"{r['peak_mb']:6.0f} MB, AER {r['aer']:.4f} on {r['n_scored']}", flush=True)
             data.unlink()
     small, large = min(sizes), max(sizes)
-    out: dict = {"method": args.method, "old": args.old, "lines": sizes,
+    out: dict = {"method": args.method, "old": args.old, "lines": sizes, "new_threads": args.threads,
                  **{f"{side}_{n}": results[side][n] for side in results for n in sizes}}
     if "old" in results and "new" in results:
         out["speedup_wall_large"] = results["old"][large]["wall_s"] / results["new"][large]["wall_s"]
