@@ -88,6 +88,8 @@ SUITE = (
     Benchmark("heads_speed", "How much faster is the Heads ranking with many heads off in one batched pass than with "
               "one pass per head, on the same pairs (old and new in one run)?",
               quick=("--model", "checkpoints/everyday-en-fr", "--pairs", "4")),
+    Benchmark("heads_upload", "How long does the Heads page take to rank every head over an uploaded file of 500 and "
+              "5,000 lines, and how much memory does it take (the app's path; old and new in one run)?"),
     Benchmark("hf_heads_speed", "How much faster is a Hugging Face model's Heads ranking with many heads off per pass "
               "(a head mask per batch row) than with one pass per head, on the same pairs (one run)?",
               quick=("--quick", "--pairs", "2", "--words", "4")),
