@@ -100,10 +100,12 @@ def in_browser(tree: Path, path: Path) -> dict:
             options = page.locator("[role=option]")
             options.first.wait_for(timeout=TIMEOUT_MS)
             other = next(k for k in range(options.count()) if options.nth(k).inner_text().strip() not in shown)
+            name = options.nth(other).inner_text().strip()  # e.g. L2H3: the breakdown's title names it once redrawn
             t1 = time.perf_counter()
             options.nth(other).click()
-            page.wait_for_function("""() => document.querySelector('[data-testid=stApp]')
-                .getAttribute('data-test-script-state') === 'running'""", timeout=30_000)
+            page.locator("[data-testid=stMarkdown]", has_text="Where the errors are").filter(
+                has_text=f"-{name}").wait_for(timeout=TIMEOUT_MS)
+            page.locator(".st-key-align_breakdown_distance").wait_for(timeout=TIMEOUT_MS)
             page.locator(IDLE).wait_for(timeout=TIMEOUT_MS)
             switch = time.perf_counter() - t1
             peak = peak_mb(proc.pid)
