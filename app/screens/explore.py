@@ -112,7 +112,21 @@ def main() -> None:
     if trace.normalised_source != source.strip():
         st.caption(f"Normalised to the corpus conventions: “{state.text(trace.normalised_source)}”")
     state.show_warnings(trace)
+    cut = length_note(trace, special, teacher)
+    if cut:
+        st.info(cut, icon=":material/content_cut:")
     st.fragment(stepper)(model_key, source, target, options)
+
+
+def length_note(trace, special: frozenset[str], teacher: bool) -> str | None:
+    """What to say when free running stopped at its length limit before the model wrote an end token: the
+    output on screen is cut there, not a finished translation; None when it ended (or was teacher-forced)."""
+    tokens = trace.target_tokens
+    if teacher or not tokens or tokens[-1] in special:
+        return None
+    return (f"Decoding stopped at its length limit ({trace.m} tokens) before the model wrote its end token: the "
+            f"output is cut there, not a finished translation (a model that cannot read a sentence often repeats "
+            f"itself instead of ending it).")
 
 
 def sync_run(run_key: tuple) -> bool:

@@ -220,7 +220,7 @@ class BuiltinEngine(Engine):
         n = counts.get(word.casefold(), 0)
         seen = "never seen in training" if n == 0 else f"seen {n} time{'s' * (n != 1)} in training"
         if n and self._respelled(word):  # the counts merge this spelling with another
-            seen = f"not seen in this spelling (its counts merge it with “{word.casefold()}”)"
+            seen = f"not seen in this spelling, only as “{word.casefold()}”"
         return f"{seen}; read as {' '.join(self._source.encode(word).pieces)}"
 
     def _known_words(self) -> frozenset[str]:
