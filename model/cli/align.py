@@ -7,14 +7,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
-import torch
 from attention_lens.model.analysis.alignment import DEFAULT_METHOD, OMISSION_MASS
 from attention_lens.model.analysis.alignment.corpus_stream import FileCorpus
 from attention_lens.model.analysis.alignment.sentences import LinkSpill, write_summary
 from attention_lens.model.cli.common import add_model, open_model, read_pairs
-from attention_lens.model.engine.device import cpu_threads, resolve_device
+from attention_lens.model.engine.device import cpu_threads, resolve_device, torch_threads
 from attention_lens.model.engine.stream import Shard, add_stream_options
+
+if TYPE_CHECKING:
+    from attention_lens.model.corpora import Example
 
 BATCH = 32  # sentences per batched pass (a batch's logits and attention stay well under 100 MB)
 
@@ -89,8 +92,8 @@ def engine_device(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from attention_lens.model.analysis.alignment import format_pharaoh, run_alignment
-
+    """`align`, on as many CPU threads as --threads asks (default: the idle cores) while it runs, torch's own
+    count restored after it."""
     shard = Shard.parse(args.shard)
     corpus = _corpus(args)
     select_on = None
@@ -101,8 +104,13 @@ def run(args: argparse.Namespace) -> int:
     if shard.count > 1 and args.method.startswith("best") and select_on is None:
         raise ValueError("--shard with --method best needs --select-on FILE (every shard must choose the same "
                          "method), or give a fixed --method")
-    if engine_device(args) == "cpu":
-        torch.set_num_threads(cpu_threads(args.threads))
+    with torch_threads(cpu_threads(args.threads) if engine_device(args) == "cpu" else None):
+        return _align(args, shard, corpus, select_on)
+
+
+def _align(args: argparse.Namespace, shard: Shard, corpus: FileCorpus, select_on: list[Example] | None) -> int:
+    from attention_lens.model.analysis.alignment import format_pharaoh, run_alignment
+
     engine = open_model(args)
     lines = LinkSpill() if args.out else None
     report = run_alignment(engine, method=args.method, select_on=select_on, corpus=corpus, keep_links=False,

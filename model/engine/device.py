@@ -9,6 +9,9 @@ CLI, a notice in the app), never a traceback.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import torch
 
 DEVICE_CHOICES = "auto, cpu, cuda, cuda:N or mps"
@@ -100,3 +103,17 @@ def cpu_threads(asked: int | None = None) -> int:
     except OSError:  # no load average on this system
         return torch.get_num_threads()
     return max(1, min(torch.get_num_threads(), idle))
+
+
+@contextmanager
+def torch_threads(n: int | None) -> Iterator[None]:
+    """torch's intra-op threads set to `n` for the block (None: left as they are) and set back after it, so that
+    a command run in the same process as other work (a test, a notebook) leaves their thread count as it was."""
+    before = torch.get_num_threads()
+    if n is not None:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        if torch.get_num_threads() != before:
+            torch.set_num_threads(before)

@@ -177,13 +177,22 @@ def _lr_at(step: int, tc: TrainConfig, elapsed: float = 0.0) -> float:
 
 def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, meta: dict[str, Any],
           progress: bool = True) -> dict[str, Any]:
-    """Train, write the checkpoint folder (weights, tokenizers, card, CSV log) and return the card."""
+    """Train, write the checkpoint folder (weights, tokenizers, card, CSV log) and return the card.
+
+    On as many intra-op threads as asked (default 1) while it trains, torch's own count restored after it: more
+    pay only on cores nothing else uses, since OpenMP's threads spin and wait for each other when they share
+    cores with other work (README, "Grammar models")."""
+    from attention_lens.model.engine.device import torch_threads
+
+    with torch_threads(tc.threads):
+        return _train(splits, out, tc, meta, progress)
+
+
+def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, meta: dict[str, Any],
+           progress: bool) -> dict[str, Any]:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(tc.seed)
-    # As many intra-op threads as asked (default 1): more pay only on cores nothing else uses, since OpenMP's
-    # threads spin and wait for each other when they share cores with other work (README, "Grammar models").
-    torch.set_num_threads(tc.threads)
     from attention_lens.model.engine.device import device_name, resolve_device
 
     device = resolve_device(tc.device)  # an absent device: one clear error before any work

@@ -45,6 +45,19 @@ def test_train_on_your_own_tsv_writes_a_model_that_opens(rows, tmp_path):
     assert ckpt.config.d_model == 32 and ckpt.config.n_encoder_layers == 1
 
 
+def test_train_leaves_the_thread_count_as_it_found_it(rows, tmp_path):
+    """train runs on TrainConfig.threads and sets torch's count back after it, for what runs next in the process
+    (a gradient test ran on one thread after an in-process train)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(3)
+    try:
+        train(rows, tmp_path / "m", TrainConfig(steps=4, seed=0, threads=1, **TINY), {"pair": "tiny", "data": "t.tsv"},
+              progress=False)
+        assert torch.get_num_threads() == 3
+    finally:
+        torch.set_num_threads(before)
+
+
 def _weights(folder: Path) -> dict[str, torch.Tensor]:
     return {k: v.float() for k, v in load_checkpoint(folder).model.state_dict().items()}
 
