@@ -141,7 +141,7 @@ def sentence_view(model_key: str, engine, source: str, target: str, gold_text: s
             ("Recall", f"{r['recall']:.0%}", "Sure gold links that were predicted.")]))
     else:
         left.caption("No gold links for this sentence: links only.")
-    right.markdown(f"Method `{method.name}` · links `{al.format_pharaoh(links) or '(none)'}`")
+    right.markdown(f"Method `{method.name}` · links {links_code(al.format_pharaoh(links))}", unsafe_allow_html=True)
     charts.svg(svg.links_svg(src, tgt, links, sure, possible, weights=weights,
                              title=f"Links · {method.selector} · {method.reading} reading"), "align_links")
     st.caption(CAPTIONS["links"])
@@ -149,6 +149,15 @@ def sentence_view(model_key: str, engine, source: str, target: str, gold_text: s
         charts.svg(svg.matrix_svg(weights, src, tgt, links, sure, possible, title=f"Word-level cross-attention · "
                                   f"{method.selector} · {method.reading} reading"), "align_matrix")
         st.caption(CAPTIONS["matrix"])
+
+
+def links_code(pharaoh: str) -> str:
+    """Pharaoh links as inline code that wraps between links, never inside one (the browser broke "5-6" into
+    "5-" and "6" at the line's end); copied, it reads as the links separated by spaces."""
+    if not pharaoh:
+        return "`(none)`"
+    return "<code>" + " ".join(f"<span style='white-space: nowrap'>{state.text(link)}</span>"
+                               for link in pharaoh.split()) + "</code>"
 
 
 def table_view(model_key: str, engine, method: al.Method) -> None:
