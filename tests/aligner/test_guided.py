@@ -64,20 +64,41 @@ def test_nothing_to_supervise():
     assert guide_batch([None, None], 4, 3) is None
 
 
-def test_guided_fine_tune_writes_its_card(tmp_path):
-    start = build_tiny_checkpoint(tmp_path / "tiny")
-    data = tmp_path / "pairs.tsv"
+@pytest.fixture(scope="module")
+def start(tmp_path_factory):
+    """The tiny checkpoint each fine-tune starts from (--init-from; read, never written)."""
+    return build_tiny_checkpoint(tmp_path_factory.mktemp("guided") / "tiny")
+
+
+def pairs_file(path, rows, distinct: bool = True):
+    """`rows` written as a TSV file; `distinct`: line k's source gets k trailing spaces, so that repeated pairs are
+    distinct lines of the file (the split keeps a repeated sentence's pairs together)."""
+    path.write_text("".join(f"{s}{k * ' ' if distinct else ''}\t{t}\n" for k, (s, t) in enumerate(rows)),
+                    encoding="utf-8")
+    return path
+
+
+def diagonal_links(path, rows):
+    """One Pharaoh line per pair: source word i to target word i (the last target word past its end)."""
+    path.write_text("".join(" ".join(f"{i}-{min(i, len(t.split()) - 1)}" for i in range(len(s.split()))) + "\n"
+                            for s, t in rows), encoding="utf-8")
+    return path
+
+
+def train_cli(*args) -> subprocess.CompletedProcess:
+    """`python -m model train ARGS --quiet` in a fresh process."""
+    return subprocess.run([sys.executable, "-m", "model", "train", *map(str, args), "--quiet"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_guided_fine_tune_writes_its_card(start, tmp_path):
     rows = [(s, t) for s, t in zip(SOURCES, TARGETS)] * 3
-    data.write_text("".join(f"{s}{k * ' '}\t{t}\n" for k, (s, t) in enumerate(rows)), encoding="utf-8")
-    links = tmp_path / "links.txt"
-    links.write_text("".join(" ".join(f"{i}-{min(i, len(t.split()) - 1)}" for i in range(len(s.split()))) + "\n"
-                             for s, t in rows), encoding="utf-8")
+    data = pairs_file(tmp_path / "pairs.tsv", rows)
+    links = diagonal_links(tmp_path / "links.txt", rows)
     out = tmp_path / "guided"
-    run = subprocess.run([sys.executable, "-m", "model", "train", "--data", str(data), "--init-from", str(start),
-                          "--out", str(out), "--steps", "3", "--batch-size", "4", "--eval-every", "100",
-                          "--valid-sample", "1", "--warmup", "1", "--align-links", str(links), "--align-layer", "2",
-                          "--align-head", "0", "--align-weight", "0.5", "--quiet"],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    run = train_cli("--data", data, "--init-from", start, "--out", out, "--steps", "3", "--batch-size", "4",
+                    "--eval-every", "100", "--valid-sample", "1", "--warmup", "1", "--align-links", links,
+                    "--align-layer", "2", "--align-head", "0", "--align-weight", "0.5")
     assert run.returncode == 0, run.stderr
     card = json.loads((out / "card.json").read_text())
     guided = card["guided_alignment"]
@@ -86,41 +107,30 @@ def test_guided_fine_tune_writes_its_card(tmp_path):
     assert card["train_config"]["align_links"] == str(links)
 
 
-def test_bad_layer_is_one_line(tmp_path):
-    start = build_tiny_checkpoint(tmp_path / "tiny")
-    data = tmp_path / "pairs.tsv"
-    data.write_text("".join(f"{s}{k * ' '}\t{t}\n" for k, (s, t) in enumerate(zip(SOURCES * 2, TARGETS * 2))),
-                    encoding="utf-8")
+def test_bad_layer_is_one_line(start, tmp_path):
+    data = pairs_file(tmp_path / "pairs.tsv", list(zip(SOURCES * 2, TARGETS * 2)))
     links = tmp_path / "links.txt"
     links.write_text("0-0\n" * 12, encoding="utf-8")
-    run = subprocess.run([sys.executable, "-m", "model", "train", "--data", str(data), "--init-from", str(start),
-                          "--out", str(tmp_path / "o"), "--steps", "1", "--align-links", str(links),
-                          "--align-layer", "7", "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    run = train_cli("--data", data, "--init-from", start, "--out", tmp_path / "o", "--steps", "1", "--align-links",
+                    links, "--align-layer", "7")
     assert run.returncode == 2
     assert run.stderr.strip().splitlines()[-1].startswith("error: --align-layer must be a decoder layer 1..2")
 
 
-def test_extra_pairs_with_their_own_links_join_the_training_split(tmp_path):
-    start = build_tiny_checkpoint(tmp_path / "tiny")
-    data = tmp_path / "pairs.tsv"
+def test_extra_pairs_with_their_own_links_join_the_training_split(start, tmp_path):
     rows = [(s, t) for s, t in zip(SOURCES, TARGETS)] * 3
-    data.write_text("".join(f"{s}{k * ' '}\t{t}\n" for k, (s, t) in enumerate(rows)), encoding="utf-8")
+    data = pairs_file(tmp_path / "pairs.tsv", rows)
     links = tmp_path / "links.txt"
     links.write_text("\n" * len(rows), encoding="utf-8")  # nothing of --data supervised: only the extra pairs are
-    extra = tmp_path / "extra.tsv"
     extra_rows = [(f"{s} {s}", f"{t} {t}") for s, t in zip(SOURCES, TARGETS)]  # pairs --data does not have
-    extra.write_text("".join(f"{s}\t{t}\n" for s, t in extra_rows), encoding="utf-8")
-    extra_links = tmp_path / "extra.links"
-    extra_links.write_text("".join(" ".join(f"{i}-{min(i, len(t.split()) - 1)}" for i in range(len(s.split())))
-                                   + "\n" for s, t in extra_rows), encoding="utf-8")
+    extra = pairs_file(tmp_path / "extra.tsv", extra_rows, distinct=False)
+    extra_links = diagonal_links(tmp_path / "extra.links", extra_rows)
     out = tmp_path / "guided"
-    cmd = [sys.executable, "-m", "model", "train", "--data", str(data), "--init-from", str(start), "--out", str(out),
-           "--steps", "2", "--batch-size", "4", "--eval-every", "100", "--valid-sample", "1", "--warmup", "1",
-           "--align-links", str(links), "--align-extra", str(extra), "--quiet"]
-    run = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    cmd = ["--data", data, "--init-from", start, "--out", out, "--steps", "2", "--batch-size", "4", "--eval-every",
+           "100", "--valid-sample", "1", "--warmup", "1", "--align-links", links, "--align-extra", extra]
+    run = train_cli(*cmd)
     assert run.returncode == 2 and "align_extra needs align_extra_links" in run.stderr.strip().splitlines()[-1]
-    run = subprocess.run([*cmd, "--align-extra-links", str(extra_links)], cwd=ROOT, capture_output=True, text=True,
-                         timeout=300)
+    run = train_cli(*cmd, "--align-extra-links", extra_links)
     assert run.returncode == 0, run.stderr
     card = json.loads((out / "card.json").read_text())
     guided = card["guided_alignment"]
@@ -132,26 +142,19 @@ def test_extra_pairs_with_their_own_links_join_the_training_split(tmp_path):
     assert card["train_config"]["align_extra"] == str(extra)
 
 
-def test_extra_pairs_can_train_the_alignment_only(tmp_path):
+def test_extra_pairs_can_train_the_alignment_only(start, tmp_path):
     """--align-extra-alignment-only leaves the extra pairs' translation loss out: a batch made only of extra pairs
     then trains the supervised head alone, and the loss stays finite (an all-ignored cross-entropy would be NaN)."""
-    start = build_tiny_checkpoint(tmp_path / "tiny")
-    data = tmp_path / "pairs.tsv"
-    data.write_text("".join(f"{s}\t{t}\n" for s, t in zip(SOURCES, TARGETS)), encoding="utf-8")
+    data = pairs_file(tmp_path / "pairs.tsv", list(zip(SOURCES, TARGETS)), distinct=False)
     links = tmp_path / "links.txt"
     links.write_text("\n" * len(SOURCES), encoding="utf-8")
-    extra = tmp_path / "extra.tsv"
     extra_rows = [(f"{s} {s}", f"{t} {t}") for s, t in zip(SOURCES, TARGETS)] * 20
-    extra.write_text("".join(f"{s}\t{t}\n" for s, t in extra_rows), encoding="utf-8")
-    extra_links = tmp_path / "extra.links"
-    extra_links.write_text("".join(" ".join(f"{i}-{min(i, len(t.split()) - 1)}" for i in range(len(s.split())))
-                                   + "\n" for s, t in extra_rows), encoding="utf-8")
+    extra = pairs_file(tmp_path / "extra.tsv", extra_rows, distinct=False)
+    extra_links = diagonal_links(tmp_path / "extra.links", extra_rows)
     out = tmp_path / "guided"
-    run = subprocess.run([sys.executable, "-m", "model", "train", "--data", str(data), "--init-from", str(start),
-                          "--out", str(out), "--steps", "4", "--batch-size", "4", "--eval-every", "2",
-                          "--valid-sample", "1", "--warmup", "1", "--align-links", str(links), "--align-extra",
-                          str(extra), "--align-extra-links", str(extra_links), "--align-extra-alignment-only",
-                          "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    run = train_cli("--data", data, "--init-from", start, "--out", out, "--steps", "4", "--batch-size", "4",
+                    "--eval-every", "2", "--valid-sample", "1", "--warmup", "1", "--align-links", links,
+                    "--align-extra", extra, "--align-extra-links", extra_links, "--align-extra-alignment-only")
     assert run.returncode == 0, run.stderr
     card = json.loads((out / "card.json").read_text())
     assert card["guided_alignment"]["extra_translation"] is False

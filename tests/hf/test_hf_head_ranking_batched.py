@@ -17,14 +17,13 @@ from attention_lens.model.hf.engine import HFEngine
 
 from tests.fixtures import hf_tiny
 
-SOURCES = ["the cat sat .", "the black cat sat on the mat near the door .", "a dog ."]
-TARGETS = ["le chat s' assit .", "le chat .", "un chien noir aboya fort ce soir ."]
-BUILD = {"marian": hf_tiny.build_marian, "t5": hf_tiny.build_t5, "bart": hf_tiny.build_bart}
+SOURCES, TARGETS = hf_tiny.UNEVEN_SOURCES, hf_tiny.UNEVEN_TARGETS
 
 
-@pytest.fixture(scope="module", params=list(BUILD))
-def engine(request, tmp_path_factory) -> HFEngine:
-    return HFEngine.load(BUILD[request.param](tmp_path_factory.mktemp(request.param) / "m"))
+@pytest.fixture
+def engine(hf_engine) -> HFEngine:
+    """Each tiny family's engine (tests/hf/conftest.py)."""
+    return hf_engine
 
 
 def _batch(engine):
