@@ -6,21 +6,9 @@ from __future__ import annotations
 
 from tests.fixtures.apptest import explore_on, stepper
 from tests.fixtures.checkpoints import SOURCES, TARGETS
+from tests.fixtures.gold_cells import gold_cells
 
 GOLD = "0-0 1-1 2?2 2-3 3-4"  # the cat sat . -> le chat s' assit .
-
-
-def _words(pieces: list[str]) -> list[list[int]]:
-    """Piece positions of each word (a piece starting with ▁ starts one; </s> in none), written here."""
-    out: list[list[int]] = []
-    for k, p in enumerate(pieces):
-        if p == "</s>":
-            continue
-        if p.startswith("\u2581") or not out:
-            out.append([k])
-        else:
-            out[-1].append(k)
-    return out
 
 
 def test_the_packed_run_carries_the_gold_cells_of_the_sentence_sent(tiny_ckpt, monkeypatch):
@@ -30,13 +18,7 @@ def test_the_packed_run_carries_the_gold_cells_of_the_sentence_sent(tiny_ckpt, m
     assert not at.exception
     header, _ = stepper(at)
     gold = header["gold"]
-    src, tgt = _words(header["source"]), _words(header["target"])
-    expected = set()
-    for link in GOLD.split():
-        sure = "-" in link
-        i, j = (int(x) for x in link.replace("?", "-").split("-"))
-        expected |= {(r, c, int(sure)) for r in tgt[j] for c in src[i]}
-    assert {tuple(c) for c in gold["cells"]} == expected
+    assert {tuple(c) for c in gold["cells"]} == gold_cells(GOLD, header["source"], header["target"])
     assert gold["reading"] == "plain" and len(gold["links"]) == len(GOLD.split())
     at.text_input(key="target").set_value(TARGETS[0].replace("chat", "chien")).run()  # another reference
     assert "gold" not in stepper(at)[0]

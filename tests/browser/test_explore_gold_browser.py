@@ -7,25 +7,12 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures.checkpoints import ROOT
+from tests.fixtures.gold_cells import gold_cells
 from tests.support.browser import ATTENTION, IDLE, browser_page
 
 pytestmark = [pytest.mark.browser]
 STEPPER = "[data-testid=lens-stepper]"
 GOLD_COLOUR = (0xC2, 0x18, 0x5B)
-
-
-def _pieces_of_words(pieces: list[str]) -> list[list[int]]:
-    """Each word's piece positions, written here from the SentencePiece rule (a piece starting with ▁ starts a
-    word; </s> belongs to none), not from the page's code."""
-    words: list[list[int]] = []
-    for k, p in enumerate(pieces):
-        if p == "</s>":
-            continue
-        if p.startswith("\u2581") or not words:
-            words.append([k])
-        else:
-            words[-1].append(k)
-    return words
 
 
 def test_gold_links_opened_from_the_alignment_page_sit_on_their_cells(shipped_server):
@@ -36,14 +23,7 @@ def test_gold_links_opened_from_the_alignment_page_sit_on_their_cells(shipped_se
     engine = BuiltinEngine.load(ROOT / "checkpoints" / "en-fr")
     src_pieces = engine.encode_source(engine.normalise(source))[1]
     tgt_pieces = [engine.piece(i) for i in engine.encode_target(engine.normalise_target(target))]
-    src_words, tgt_words = _pieces_of_words(src_pieces), _pieces_of_words(tgt_pieces)
-    expected = set()
-    for link in gold.split():
-        sep = "-" if "-" in link else "?"
-        i, j = (int(x) for x in link.split(sep))
-        for r in tgt_words[j]:  # plain reading: the rows that predict the target word's pieces
-            for c in src_words[i]:
-                expected.add((r, c, int(sep == "-")))
+    expected = gold_cells(gold, src_pieces, tgt_pieces)
     with browser_page(f"{shipped_server}/Alignment?model=en-fr", 1366, 768, device_scale_factor=1) as page:
         page.locator(".st-key-align_shipped").wait_for(timeout=180_000)
         page.locator(IDLE).wait_for(timeout=180_000)

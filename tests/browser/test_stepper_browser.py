@@ -14,7 +14,7 @@ import pytest
 from attention_lens.model.engine import DecodeOptions, load_engine
 
 from tests.fixtures.checkpoints import shipped_checkpoint
-from tests.support.browser import browser_page
+from tests.support.browser import IDLE, browser_page
 
 pytestmark = pytest.mark.browser
 
@@ -38,6 +38,17 @@ def ready(page, step: int | None = None) -> None:
     if step is not None:
         page.wait_for_function(f"() => document.querySelector('{STEPPER}').dataset.step === '{step}'",
                                timeout=30_000)
+
+
+def counting_frames(page) -> list[float]:
+    """The page reloaded with the websocket frames it sends counted from the start (the list returned gains one
+    per frame: a click or a widget value reaching the server), then at step 1 with the script run finished."""
+    sent: list[float] = []
+    page.on("websocket", lambda ws: ws.on("framesent", lambda f: sent.append(time.monotonic())))
+    page.reload()
+    ready(page, 1)
+    page.wait_for_selector(IDLE, timeout=60_000)
+    return sent
 
 
 def drawn_rows(page) -> list[dict]:
@@ -80,11 +91,7 @@ def test_every_step_draws_the_traces_row(shipped_server, engine, mode):
 
 def test_twenty_steps_send_nothing_to_the_server(shipped_server):
     with open_explore(shipped_server, query("greedy", "cross", text=FIFTEEN)) as page:
-        sent = []
-        page.on("websocket", lambda ws: ws.on("framesent", lambda f: sent.append(time.monotonic())))
-        page.reload()
-        ready(page, 1)
-        page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", timeout=60_000)
+        sent = counting_frames(page)
         page.wait_for_timeout(500)
         m = int(page.locator(STEPPER).get_attribute("data-m"))
         assert m >= 12
@@ -253,11 +260,7 @@ def test_view_switches_send_nothing_and_draw_the_traces_heads(shipped_server, en
     hears the view with the next other click (Copy link's link carries it)."""
     shown = engine.trace(FIFTEEN, options=DecodeOptions(mode="greedy"))
     with open_explore(shipped_server, query("greedy", "cross", text=FIFTEEN)) as page:
-        sent = []
-        page.on("websocket", lambda ws: ws.on("framesent", lambda f: sent.append(time.monotonic())))
-        page.reload()
-        ready(page, 1)
-        page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", timeout=60_000)
+        sent = counting_frames(page)
         page.wait_for_timeout(500)
         before = len(sent)
         step = 1
@@ -297,11 +300,7 @@ def test_logit_lens_follows_the_step_with_nothing_sent(shipped_server, engine):
     """With the logit lens on, every step's table is on the page and the one shown is the stepper's step's;
     stepping sends nothing."""
     with open_explore(shipped_server, query("greedy", "cross")) as page:
-        sent = []
-        page.on("websocket", lambda ws: ws.on("framesent", lambda f: sent.append(time.monotonic())))
-        page.reload()
-        ready(page, 1)
-        page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", timeout=60_000)
+        sent = counting_frames(page)
         page.get_by_role("switch", name="Logit lens").click(force=True)
         page.wait_for_selector(".lens-at-step[data-step='1'] table.lens-layers", state="visible", timeout=60_000)
         page.wait_for_selector("[data-testid=stApp][data-test-script-state=notRunning]", timeout=60_000)
