@@ -15,7 +15,7 @@ from attention_lens.app.render import alignment as af
 from attention_lens.app.render import alignment_svg as svg
 from attention_lens.app.screens import aligned, charts, page_url
 from attention_lens.app.screens.alignment_upload import upload_view
-from attention_lens.app.screens.explore_panels import own_translation
+from attention_lens.app.screens.explore_panels import ask_for_reference
 from attention_lens.app.services import CheckpointError, DecodeOptions, ModelInputError
 from attention_lens.app.services import alignment as al
 
@@ -108,17 +108,10 @@ def gold_ui(chosen: dict | None) -> str:
 
 
 # ---- views ------------------------------------------------------------------------------------------------
-def _use_target(text: str) -> None:
-    st.session_state[state.K_TARGET] = text
-
-
 def sentence_view(model_key: str, engine, source: str, target: str, gold_text: str, method: al.Method) -> None:
     if not target.strip():
-        own = own_translation(model_key, source) if source.strip() else ""
-        st.info("Type a reference target: alignment reads the cross-attention of teacher forcing on it."
-                + (f" Or align on the model's own translation: “{state.text(own)}”." if own else ""))
-        if own:
-            st.button("Use the model's translation", key="align_use_own", on_click=_use_target, args=(own,))
+        ask_for_reference(model_key, source, "Type a reference target: alignment reads the cross-attention of "
+                          "teacher forcing on it.", "align_use_own")
         return
     causal, shift = engine.trained_setting
     trace = state.shown_trace(model_key, source, target, DecodeOptions(mode="teacher_forced", causal=causal,

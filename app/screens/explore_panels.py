@@ -183,6 +183,19 @@ def own_translation(model_key: str, source: str) -> str:
     return services.get_engine(model_key).detokenize([s.id for s in trace.steps])
 
 
+def _use_reference(text: str) -> None:
+    st.session_state[state.K_TARGET] = text
+
+
+def ask_for_reference(model_key: str, source: str, ask: str, key: str) -> None:
+    """A page that teacher-forces a reference it does not have (a sentence was typed, its reference box is
+    empty): `ask` for one, and offer the model's own greedy translation, which the button `key` puts in the box."""
+    own = own_translation(model_key, source) if source.strip() else ""
+    st.info(ask + (f" Or use the model's own translation: “{state.text(own)}”." if own else ""))
+    if own:
+        st.button("Use the model's translation", key=key, on_click=_use_reference, args=(own,))
+
+
 def prefill_reference(model_key: str, source: str, teacher: bool) -> None:
     """Teacher forcing opens on the model's own translation when its box is empty (the box stays editable), so
     choosing the mode, or a new sentence in it, never starts on an error; a box the user empties afterwards

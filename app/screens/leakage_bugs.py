@@ -14,6 +14,7 @@ import streamlit as st
 from attention_lens.app import services, state
 from attention_lens.app.render import bugs as bf
 from attention_lens.app.render import figures, views
+from attention_lens.app.screens.explore_panels import ask_for_reference
 from attention_lens.app.services import DecodeOptions, ModelInputError
 
 K_BUG = "leak_bug"
@@ -32,7 +33,8 @@ def bugs_view(model_key: str, engine, source: str, target: str, causal: bool, sh
                    icon=":material/block:")
         return
     if not target.strip():
-        st.info("These runs are teacher-forced: type a reference target above (or pick an example).")
+        ask_for_reference(model_key, source, "These runs are teacher-forced: type a reference target above (or pick "
+                          "an example).", "bug_use_own")
         return
     base = DecodeOptions(mode="teacher_forced", causal=causal, shift=shift)
     if bug == "mask_after_softmax":

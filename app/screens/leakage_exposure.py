@@ -12,6 +12,7 @@ import streamlit as st
 from attention_lens.app import services, state
 from attention_lens.app.render import exposure as xf
 from attention_lens.app.screens import pair_stepper
+from attention_lens.app.screens.explore_panels import ask_for_reference
 from attention_lens.app.services import DecodeOptions
 
 K_STEP, K_LAYER = "exp_step", "exp_layer"
@@ -30,7 +31,8 @@ def row_notes(r) -> list[dict]:
 def exposure_view(model_key: str, engine, source: str, target: str, causal: bool, shift: bool,
                   errors: tuple[type[Exception], ...]) -> None:
     if not target.strip():
-        st.info("The comparison needs a reference target: type one above (or pick an example).")
+        ask_for_reference(model_key, source, "The comparison needs a reference target: type one above (or pick an "
+                          "example).", "exp_use_own")
         return
     try:
         r = services.side_by_side(model_key, source, target, causal, shift)

@@ -14,6 +14,7 @@ from attention_lens.app import registry, services, state
 from attention_lens.app.render import figures, views
 from attention_lens.app.render import leakage as lf
 from attention_lens.app.screens import leakage_bugs, leakage_exposure, page_url, tour, vocabulary
+from attention_lens.app.screens.explore_panels import ask_for_reference
 from attention_lens.app.services import CheckpointError, DecodeOptions, ModelInputError
 
 TRIO = ("en-fr", "en-fr-no-causal-mask", "en-fr-no-shift")
@@ -107,7 +108,8 @@ def switches_ui(engine) -> tuple[bool, bool]:
 # ---- view 1: the switched run and its meter ------------------------------------------------------------------
 def switches_view(model_key: str, engine, source: str, target: str, causal: bool, shift: bool) -> None:
     if not target.strip():
-        st.info("Teacher forcing needs a reference target: type one above (or pick an example).")
+        ask_for_reference(model_key, source, "Teacher forcing needs a reference target: type one above (or pick an "
+                          "example).", "leak_use_own")
         return
     trace = state.shown_trace(model_key, source, target, DecodeOptions(mode="teacher_forced", causal=causal,
                                                                        shift=shift), ERRORS)
