@@ -5,7 +5,8 @@ head (model.analysis.alignment.card.CARD_HEADS), both on the first sentences of 
 
 A built-in pair's model keeps both (its test split has gold links); a model trained on a file of its own
 (`train --data`, the everyday models) keeps the sample report, measured on the test split that training held out
-(model.corpora.grouped_split), the same sentences the app measures it on.
+(model.corpora.grouped_split), the same sentences the app measures it on. `train` writes them at its end; this
+module's command measures the sample for a model folder trained before train wrote it:
 
     python -m model.analysis.card_pages checkpoints/everyday-en-fr checkpoints/everyday-en-fr-no-shift
 """
@@ -31,11 +32,16 @@ def card_pages(engine: Engine, pair: str) -> dict[str, Any]:
             CARD_HEADS: card_heads(engine, first_test_examples(pair, CARD_HEADS_N))}
 
 
+def trained_on_a_file(card: dict[str, Any]) -> bool:
+    """A model trained on a file of raw text (`train --data`): its test split is the one training held out."""
+    return isinstance(card.get("data"), str) and card.get("text") == "raw"
+
+
 def own_test_examples(card: dict[str, Any], n: int) -> list[Example] | None:
     """The first n pairs of the test split a card's model was measured on: for a model trained on a file of raw
     text (`train --data`), the split that training held out; for a built-in pair, its generated test split;
     None for a card that names neither (a Hugging Face model)."""
-    if isinstance(card.get("data"), str) and card.get("text") == "raw":
+    if trained_on_a_file(card):
         from attention_lens.model.corpora.grouped_split import held_out_split
 
         test = held_out_split(card["data"], int(card.get("seed", 0)))["test"][:n]

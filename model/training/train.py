@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from attention_lens.model.analysis.card_pages import card_pages
+from attention_lens.model.analysis.card_pages import card_pages, sample_of_examples, trained_on_a_file
+from attention_lens.model.analysis.leakage import CARD_SAMPLE
 from attention_lens.model.analysis.scores import evaluate, rounded, text_scores, translate_all
 from attention_lens.model.builtin.batch import decoder_inputs
 from attention_lens.model.builtin.checkpoint import LOG, Checkpoint, load_checkpoint, save_checkpoint
@@ -26,7 +27,7 @@ from attention_lens.model.builtin.engine import BuiltinEngine
 from attention_lens.model.builtin.tokenizer import train_tokenizer
 from attention_lens.model.builtin.transformer import Transformer
 from attention_lens.model.builtin.word_counts import count_words
-from attention_lens.model.corpora import PAIRS
+from attention_lens.model.corpora import PAIRS, Example
 from attention_lens.model.engine.masks import decoder_self_mask
 from attention_lens.model.engine.tensors import pad_batch
 from attention_lens.model.training.guided import (
@@ -366,6 +367,8 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
             for name, rows in combos.items()}
     if "data" not in card and card.get("pair") in PAIRS:  # a built-in corpus (a user's TSV: its file's name)
         card.update(card_pages(engine, card["pair"]))
+    elif trained_on_a_file(card) and test:  # the Broken models' sample, on the test split held out here
+        card[CARD_SAMPLE] = sample_of_examples(engine, [Example(s, t, "") for s, t in test])
     save_checkpoint(out, model, src_tok, tgt_tok, card, dtype=dtype, source_counts=counts)
     return card
 

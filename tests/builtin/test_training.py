@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 import torch
+from attention_lens.model.analysis.card_pages import own_test_examples, sample_of_examples
+from attention_lens.model.analysis.leakage import CARD_SAMPLE, CARD_SAMPLE_N
 from attention_lens.model.builtin.checkpoint import load_checkpoint
 from attention_lens.model.corpora import generate
+from attention_lens.model.engine import load_engine
 from attention_lens.model.training.train import TrainConfig, train
 
 from tests.fixtures.checkpoints import ROOT
@@ -26,8 +29,9 @@ def rows():
 
 
 def test_train_on_your_own_tsv_writes_a_model_that_opens(rows, tmp_path):
-    """`train --data FILE.tsv` names the card after the file; it used to die after training, looking the file's
-    name up as a built-in pair for the card's leakage sample (`unknown pair 'my-pairs'`)."""
+    """`train --data FILE.tsv` names the card after the file and keeps the Broken models' sample of its own test
+    split (it used to die after training, looking the file's name up as a built-in pair for that sample, then
+    wrote none: `python -m model.analysis.card_pages FOLDER` had to be run after it)."""
     data = tmp_path / "my-pairs.tsv"
     data.write_text("".join(f"{s}\t{t}\n" for s, t in rows["train"]), encoding="utf-8")
     out = tmp_path / "mine"
@@ -39,7 +43,12 @@ def test_train_on_your_own_tsv_writes_a_model_that_opens(rows, tmp_path):
     assert {"config.json", "model.safetensors", "card.json", "train_log.csv"} <= {p.name for p in out.iterdir()}
     card = json.loads((out / "card.json").read_text())
     assert card["steps"] == 8 and card["data"] == str(data) and "test_metrics" in card
-    assert "leakage_sample" not in card and "combination_metrics" not in card
+    assert "combination_metrics" not in card
+    # the Broken models' sample: measured by train itself, on the test split the app measures the model on
+    kept = card[CARD_SAMPLE]
+    assert kept["n"] == min(CARD_SAMPLE_N, card["test_pairs"]) > 0
+    examples = own_test_examples(card, CARD_SAMPLE_N)
+    assert kept == sample_of_examples(load_engine(str(out)), examples)
     assert len((out / "train_log.csv").read_text().splitlines()) == 1 + 2  # header, steps 4 and 8
     ckpt = load_checkpoint(out)
     assert ckpt.config.d_model == 32 and ckpt.config.n_encoder_layers == 1
