@@ -4,7 +4,7 @@ counted (`Aligned`, `align_batches`, `align_corpus`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -96,9 +96,7 @@ def align_batches(engine: Engine, batches: Iterable[Sequence[tuple[int, _Item]]]
                             contributions=any(w in CONTRIBUTION_KEYS for w in wanted))
     specials = engine_specials(engine)
     limit = engine.max_source_tokens
-
-    def computed(chunk: Sequence[tuple[int, _Item]]) -> tuple[list, list[Aligned], list, list]:
-        """The chunk's sentences read and tokenised, and the batched pass over those the model can read."""
+    for chunk in batches:
         ready, failed = [], []
         for k, ex in chunk:
             try:
@@ -123,13 +121,6 @@ def align_batches(engine: Engine, batches: Iterable[Sequence[tuple[int, _Item]]]
         else:
             runs = engine.teacher_forced_batch(srcs, labs, options)
             raws = [run.cross_attn for run in runs]
-        return ready, failed, runs, raws
-
-    # The raw weights need nothing of the model after the pass: the next batch's pass runs in a worker thread
-    # (torch lets go of the GIL) while this one's sentences are read into words here, so the two overlap. The
-    # other readings call the model again per sentence, and run one batch at a time.
-    passes = ahead(computed, batches) if wanted == ("raw",) else map(computed, batches)
-    for ready, failed, runs, raws in passes:
         yield from failed
         for (k, _, src_pieces, src_words, labels, tgt_words), run, raw in zip(ready, runs, raws):
             readings: dict[str, WordAttention] = {}
@@ -153,22 +144,6 @@ def align_batches(engine: Engine, batches: Iterable[Sequence[tuple[int, _Item]]]
             pieces = tuple(len(g) for g in word_groups(src_pieces, specials))
             yield Aligned(k, readings[wanted[0]], pieces=pieces, sinks=_sinks(raw, src_pieces, specials),
                           rows=raw.shape[2], readings=readings, unavailable=unavailable)
-
-
-def ahead(work: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
-    """work(item) for each item, in order, each computed in one worker thread while the caller handles the
-    previous result: at most two results held at once."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="align-ahead") as pool:
-        pending = None
-        for item in items:
-            submitted = pool.submit(work, item)
-            if pending is not None:
-                yield pending.result()
-            pending = submitted
-        if pending is not None:
-            yield pending.result()
 
 
 def align_corpus(engine: Engine, examples: Sequence[Example], batch_size: int = 32, progress: bool = True,

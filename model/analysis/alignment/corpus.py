@@ -188,16 +188,9 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
 
 def _aligned(engine: Engine, corpus: Corpus, keep: Callable[[int], bool] | None,
              weights: str | Sequence[str]) -> Iterator[tuple[dict[int, Any], Aligned]]:
-    """(the items read and not yet aligned, by index; Aligned) for every sentence `keep` accepts. align_batches
-    reads the next batch while this one's sentences are handed on: an item is dropped once its Aligned is."""
-    held: dict[int, Any] = {}
-
-    def read() -> Iterator[list[tuple[int, Any]]]:
-        for batch in corpus.batches(keep):
-            held.update(batch)
-            yield batch
-
-    for item in align_batches(engine, read(), weights=weights):
-        yield held, item
-        held.pop(item.index, None)
+    """(the batch's items by index, Aligned) for every sentence `keep` accepts."""
+    for batch in corpus.batches(keep):
+        items = dict(batch)
+        for item in align_batches(engine, [batch], weights=weights):
+            yield items, item
 
