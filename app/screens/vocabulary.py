@@ -3,7 +3,9 @@ words it does know, by part of speech, each one click away from the sentence: a 
 closed vocabulary, and the page says which words are outside it rather than let them pass silently.
 
 The rule for "does not know" is the engine's (Engine.unknown_words, before any decoding); the word list is
-Engine.lexicon. A model without a word list (Hugging Face, your own data) says so instead.
+Engine.lexicon. A model trained on typed text has no word list but its training words' counts
+(Engine.source_word_counts): the panel lists the commonest and looks any word up. A model with neither (Hugging
+Face, your own data) says so instead.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from attention_lens.app.services import Engine
 
 END_MARKS = (".", "!", "?")
 K_PREFIX = "vocab_pick_"
+K_LOOKUP = "vocab_lookup"
+COMMON = 60  # a typed-text model's commonest training words listed
 
 
 def with_word(source: str, word: str) -> str:
@@ -56,6 +60,10 @@ def known_words_panel(engine: Engine, container=None) -> None:
     lexicon = engine.lexicon()
     with (container or st).popover("Words this model knows", icon=":material/menu_book:"):
         if not lexicon:
+            counts = engine.source_word_counts()
+            if counts:  # a model trained on typed text: no word list, but its training words' counts
+                training_words(engine, counts)
+                return
             st.caption("This model comes without a word list (a Hugging Face model, or one trained on your own "
                        "data), so the app cannot list the words it knows; unknown words are flagged only if its "
                        "tokenizer has an unknown token.")
@@ -65,6 +73,25 @@ def known_words_panel(engine: Engine, container=None) -> None:
         for part, entries in lexicon.items():
             st.pills(part.capitalize(), [form for forms in entries for form in forms], key=K_PREFIX + part,
                      on_change=_append, args=(K_PREFIX + part,), selection_mode="single")
+
+
+def training_words(engine: Engine, counts: dict[str, int]) -> None:
+    """A model trained on typed text has no word list, but the counts of its training words: how many it saw,
+    the commonest (a click adds one to the sentence), and a box that looks any word up (how often training saw
+    it and the pieces it becomes: Engine.word_note)."""
+    st.caption(f"This model learnt from real sentences, not from a word list: its training text holds "
+               f"{len(counts):,} different words (counted in lower case). The {COMMON} it saw most; click one to "
+               f"add it to the sentence:")
+    common = sorted(counts, key=lambda w: (-counts[w], w))[:COMMON]
+    st.pills("Commonest words", common, key=K_PREFIX + "common", on_change=_append, args=(K_PREFIX + "common",),
+             selection_mode="single", label_visibility="collapsed")
+    word = st.text_input("Look up a word", key=K_LOOKUP, placeholder="station", max_chars=100)
+    first = (word or "").split()[:1]
+    if first:
+        n = counts.get(first[0].casefold(), 0)
+        note = engine.word_note(first[0]) or ("never seen in training" if n == 0 else
+                                                f"seen {n} time{'s' * (n != 1)} in training")
+        st.caption(f"“{state.text(first[0])}”: {state.text(note)}")
 
 
 def source_help(engine: Engine, source: str, container=None) -> None:
