@@ -1,8 +1,10 @@
-"""A sentence opened on Explore from the Alignment page (shipped en-fr, its test split's first sentence) in Chromium:
-the stepper draws the gold links on the cells of the linked words' pieces (sure solid, possible dashed), names
-them for screen readers, and hides them with its switch."""
+"""A sentence opened on Explore from the Alignment page (shipped en-fr, the test split's sentence the page offers
+first, its worst) in Chromium: the stepper draws the gold links on the cells of the linked words' pieces (sure
+solid, possible dashed), names them for screen readers, and hides them with its switch."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -18,18 +20,20 @@ GOLD_COLOUR = (0xC2, 0x18, 0x5B)
 def test_gold_links_opened_from_the_alignment_page_sit_on_their_cells(shipped_server):
     from attention_lens.model.builtin.engine import BuiltinEngine
 
-    source, target, gold = (ROOT / "assets" / "data" / "en-fr.test.tsv").read_text(
-        encoding="utf-8").splitlines()[0].split("\t")
+    lines = (ROOT / "assets" / "data" / "en-fr.test.tsv").read_text(encoding="utf-8").splitlines()
     engine = BuiltinEngine.load(ROOT / "checkpoints" / "en-fr")
-    src_pieces = engine.encode_source(engine.normalise(source))[1]
-    tgt_pieces = [engine.piece(i) for i in engine.encode_target(engine.normalise_target(target))]
-    expected = gold_cells(gold, src_pieces, tgt_pieces)
     with browser_page(f"{shipped_server}/Alignment?model=en-fr", 1366, 768, device_scale_factor=1) as page:
         page.locator(".st-key-align_shipped").wait_for(timeout=180_000)
         page.locator(IDLE).wait_for(timeout=180_000)
         page.locator(".st-key-align_shipped label").click()
         page.locator(".st-key-align_upload_explore button").wait_for(timeout=180_000)
         page.locator(IDLE).wait_for(timeout=180_000)
+        # the sentence the page opens: its chooser's value, "N: source…" with N the line number
+        shown = page.locator(".st-key-align_upload_sentence input[role=combobox]").input_value()
+        source, target, gold = lines[int(re.match(r"(\d+): ", shown).group(1)) - 1].split("\t")
+        src_pieces = engine.encode_source(engine.normalise(source))[1]
+        tgt_pieces = [engine.piece(i) for i in engine.encode_target(engine.normalise_target(target))]
+        expected = gold_cells(gold, src_pieces, tgt_pieces)
         page.locator(".st-key-align_upload_explore button").click()
         page.locator(f"{ATTENTION} canvas").first.wait_for(timeout=180_000)
         page.locator(f"{STEPPER} .lens-gold").wait_for(timeout=60_000)
