@@ -51,6 +51,10 @@ const timer = setInterval(() => {
 }, 100);
 })();</script>"""
 LEAKAGE_PAGE, EXPLORE_PAGE = "screens/leakage_lab.py", "screens/explore.py"
+# The Leakage lab stops' model and sentence, set by the stop itself: reached with another model in the sidebar (it
+# was changed mid-tour, or the tour was entered at a later stop) the lab showed that model's trio under a text
+# about en-fr's
+LAB_SENTENCE = {"model": "en-fr", "preset": "custom", "source": "the cat sat .", "target": "le chat s' assit ."}
 STOPS = [
     {"title": "Which word resolves 'bank'?",
      "text": "Encoder self-attention, layer 1 head 3: the row of 'bank' puts almost all of its weight (0.99) on "
@@ -75,11 +79,12 @@ STOPS = [
     {"title": "Leakage lab: mask and shift off", "anchor": ".st-key-leak_heatmap",
      "text": "Switch off the causal mask and the right shift and the decoder can read the very token it must "
              "predict: it copies it, and the accuracy becomes meaningless.",
-     "leakage": {"leak_view": "switches", "leak_causal": False, "leak_shift": False}},
+     "leakage": {"leak_view": "switches", "leak_causal": False, "leak_shift": False, **LAB_SENTENCE}},
     {"title": "The broken models", "anchor": ".st-key-leak_curves",
-     "text": "Two models were trained with the mask or the shift missing. Fed their own training setting they look "
-             "perfect; decoding for real, one token at a time, they fall apart.",
-     "leakage": {"leak_view": "broken"}},
+     "text": "Beside the healthy en-fr, two models were trained with the mask or the shift missing. Fed their own "
+             "training setting they look perfect; decoding for real, one token at a time, they fall apart. "
+             "(en-fr-no-scaling, when shown, was trained without the 1/√d_k scaling and still translates.)",
+     "leakage": {"leak_view": "broken", **LAB_SENTENCE}},
     {"title": "Training against inference", "anchor": ".st-key-exp_pair",
      "text": "The healthy model, once fed the reference (training) and once its own choices (inference): the rows "
              "are equal while the two prefixes agree. At step 2 it writes 'chat' where the reference says "
