@@ -217,7 +217,8 @@ URL_RULES = {"reading": (K_READING, page_url.one_of(tuple(READINGS)), str),
              "extract": (K_EXTRACT, page_url.one_of(tuple(EXTRACTS)), str),
              "layer": (K_LAYER, page_url.number_in(range(65)), str),
              "head": (K_HEAD, page_url.number_in(range(65)), str),
-             "tau": (K_TAU, page_url.number_in(tuple(al.SEARCH_THRESHOLDS), float), str)}
+             "tau": (K_TAU, page_url.number_in(tuple(al.SEARCH_THRESHOLDS), float), str),
+             "gold": (K_GOLD, str, str)}  # the links typed in the gold box (a preset's own are not a rule's)
 
 
 def main() -> None:
