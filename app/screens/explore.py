@@ -230,14 +230,15 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
     row = st.columns([2.2, 1.0, 1.4, 1.2], vertical_alignment="center")
     # Kind, view, layer and head are switched in the stepper (drawn in the browser, nothing sent); the server
     # hears them with the step. Their Streamlit twins, hidden, are for scripted clients and AppTest.
+    bars_only = present and ss.get(K_PICTURE) == "next"  # presenter mode's next-token picture: no attention shown
     with st.container(key="server_view"):
-        kind, view, layer, head, scale = ctl.view_ui(engine, [*st.columns(4), row[1]])
+        kind, view, layer, head, scale = ctl.view_ui(engine, [*st.columns(4), row[1]], scale_disabled=bars_only)
     rule = fast_view(engine, model_key, trace)
     note, note_kind = ss.get(K_NOTE) or (None, None)
     with st.container(key="server_view_notes"):  # hidden: the stepper shows these for the view on screen
         if rule and view == rule[0]:  # why this run is not on the grid
             st.caption(f":material/speed: {rule[2]}")
-    reading = analysis.reading_ui(row[0])  # weights / norm-weighted / rollout (E-CONTRIB)
+    reading = analysis.reading_ui(row[0], disabled=bars_only)  # weights / norm-weighted / rollout (E-CONTRIB)
     if reading != "weights":
         full = run_or_stop(model_key, source, target, replace(options, contributions=True))
         shown = analysis.as_reading(full, shown, reading)

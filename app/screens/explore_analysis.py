@@ -25,14 +25,16 @@ def _keep_reading() -> None:
         st.session_state[K_READING_KEEP] = st.session_state[K_READING]
 
 
-def reading_ui(col=None) -> str:
+def reading_ui(col=None, disabled: bool = False) -> str:
     """The reading switch; returns "weights", "norm_weighted" or "rollout". Seeded from a keep key that no
-    widget owns (a link sets it; Streamlit drops a widget's own key on a page that does not draw it)."""
+    widget owns (a link sets it; Streamlit drops a widget's own key on a page that does not draw it). Disabled
+    (greyed, its value kept) while no attention is on screen."""
     if st.session_state.get(K_READING_KEEP) not in READINGS:
         st.session_state[K_READING_KEEP] = "weights"
     st.session_state[K_READING] = st.session_state[K_READING_KEEP]
     (col or st).segmented_control("Reading", list(READINGS), key=K_READING, required=True, format_func=READINGS.get,
-                                  help=READING_HELP, label_visibility="collapsed", on_change=_keep_reading)
+                                  help=READING_HELP, label_visibility="collapsed", on_change=_keep_reading,
+                                  disabled=disabled)
     return st.session_state[K_READING_KEEP]
 
 

@@ -189,8 +189,9 @@ def _seed(widget_key: str, keep_key: str, allowed, default):
     return value
 
 
-def view_ui(engine, cols) -> tuple[str, str, int, int, str]:
-    """Attention kind, head view, layer, head and colour scale into the given columns (5)."""
+def view_ui(engine, cols, scale_disabled: bool = False) -> tuple[str, str, int, int, str]:
+    """Attention kind, head view, layer, head and colour scale into the given columns (5); the scale box greyed
+    (its value kept) while no attention is on screen."""
     kind = _seed(K_KIND, K_KIND_KEEP, KINDS, "cross_attention")
     cols[0].segmented_control("Attention", list(KINDS), key=K_KIND, format_func=KIND_SHORT.get, required=True,
                               label_visibility="collapsed",
@@ -213,7 +214,7 @@ def view_ui(engine, cols) -> tuple[str, str, int, int, str]:
     cols[3].selectbox("Head", heads, key=K_HEAD, format_func=lambda i: f"H{i + 1}", disabled=view != "head",
                       label_visibility="collapsed", on_change=_copy, args=(K_HEAD, K_HEAD_KEEP, heads))
     scale = cols[4].selectbox("Colour scale", ["fixed", "stretch"], key=K_SCALE, label_visibility="collapsed",
-                              format_func={"fixed": "0 – 1", "stretch": "0 – max"}.get)
+                              format_func={"fixed": "0 – 1", "stretch": "0 – max"}.get, disabled=scale_disabled)
     return kind, view, layer, head, scale
 
 
