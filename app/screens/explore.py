@@ -106,9 +106,7 @@ def main() -> None:
         open_fast(fast_view(engine, model_key, trace), asked)
     special = engine.special_pieces()
     if not present:  # presenter mode: the picture's axes name the tokens
-        st.container(key="tokens").markdown("<span class='lens-label'>tokens fed to the encoder</span>"
-                                            + ctl.chips(trace.source_tokens, special=special),
-                                            unsafe_allow_html=True)
+        st.container(key="tokens").markdown(source_chips(trace.source_tokens, special), unsafe_allow_html=True)
     if trace.normalised_source != source.strip():
         st.caption(f"Normalised to the corpus conventions: “{state.text(trace.normalised_source)}”")
     state.show_warnings(trace)
@@ -127,6 +125,16 @@ def length_note(trace, special: frozenset[str], teacher: bool) -> str | None:
     return (f"Decoding stopped at its length limit ({trace.m} tokens) before the model wrote its end token: the "
             f"output is cut there, not a finished translation (a model that cannot read a sentence often repeats "
             f"itself instead of ending it).")
+
+
+def source_chips(tokens: list[str], special: frozenset[str]) -> str:
+    """The encoder's tokens as chips; past LONG_TOKENS, in a box two chip rows high that scrolls, with their
+    count (a 108-token sentence's nine rows of chips pushed the picture below the fold at 1366 x 768)."""
+    chips = ctl.chips(tokens, special=special)
+    if len(tokens) <= LONG_TOKENS:
+        return f"<span class='lens-label'>tokens fed to the encoder</span>{chips}"
+    return (f"<span class='lens-label'>tokens fed to the encoder ({len(tokens)} tokens; scroll for all)</span>"
+            f"<div style='max-height: 4.3em; overflow-y: auto'>{chips}</div>")
 
 
 def sync_run(run_key: tuple) -> bool:
