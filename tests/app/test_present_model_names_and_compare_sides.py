@@ -1,4 +1,4 @@
-"""What a teacher and a student met walking the app: presenter mode's "Model & mode" box names each model as the
+"""Presenter mode's "Model & mode" box names each model as the
 sidebar's box does (the name alone: the titles with their description were cut at the popover's width), and
 Compare says which side's sentence it cannot run."""
 
