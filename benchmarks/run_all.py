@@ -78,6 +78,10 @@ SUITE = (
     Benchmark("stepper_bench", "How many bytes is a whole run in the browser's stepper, and what does a step cost "
               "there against a server run per step (click to row, a held key, server CPU, a burst of pages)?",
               quick=("--bytes-only",)),
+    Benchmark("stepper_frames", "What does the frame after one step of Explore's stepper cost the browser: paint "
+              "events, layout, DOM changes, frame time and a held key's steps a second (two versions of the "
+              "stepper's files, on a plain page, in one run)?",
+              quick=("--new", ".", "--views", "grid", "--steps", "2", "--no-hold")),
     Benchmark("view_switch_bench", "What does a kind / view switch cost, and a step with the key-value cache, the "
               "logit lens or saliency open: frames sent, bytes received, server CPU (old and new in one run)?",
               quick=("--new", ".", "--steps", "1", "--panels", "kv_cache,logit_lens"), full=("--new", ".")),

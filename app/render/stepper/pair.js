@@ -133,10 +133,13 @@ function drawPair(s) {
   }
   s.stepped = false;
   const note = h.notes && h.notes[s.step - 1];
-  P.note.replaceChildren();
-  P.note.hidden = !note;
-  if (note) {
-    P.note.append(`${note.text} `, el('span', `lens-badge ${note.tone || ''}`, note.badge), ` ${note.detail || ''}`);
+  if (!('noteShown' in P) || P.noteShown !== note) { // the step's line, written again only for another step's
+    P.noteShown = note;
+    P.note.replaceChildren();
+    P.note.hidden = !note;
+    if (note) {
+      P.note.append(`${note.text} `, el('span', `lens-badge ${note.tone || ''}`, note.badge), ` ${note.detail || ''}`);
+    }
   }
   drawDiff(s);
   s.lastDraw = performance.now();

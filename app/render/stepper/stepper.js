@@ -447,9 +447,13 @@ function measure(labels, px) {
 }
 
 // ---- layout: built once per run, view and width ----------------------------------------------------------------
+// A step changes only what it changes: the picture's boxes keep their size from the first step to the last (each
+// panel is laid out as tall as its tallest step), the labels of the keys are laid out once and follow the rows
+// drawn so far by a transform of their row (never laid out or painted again while stepping), and the current
+// row's outline is one element moved by a transform.
 function layout(s) {
   const h = s.header;
-  const width = Math.max(280, s.left.clientWidth || 680);
+  const width = s.width;
   const key = [s.runId, h.kind, h.view, h.layer, h.head, width, fontPx(s), window.innerWidth >= 1700].join('|');
   if (key === s.layoutKey) return;
   s.layoutKey = key;
@@ -477,10 +481,21 @@ function layout(s) {
   const cellH = Math.max(F + 5, Math.min(40, cellW, Math.floor(fitH)));
   const tallest = Math.max(cellH * q.length, minPanelH(k.length * cellW));
   const every = upright ? Math.max(1, Math.ceil((F + 2) / cellW)) : 1;
+  s.geometry = { q, k, cellW, cellH, rowH: cellH, F };
+  // the rows' box at its tallest over the run's steps: every panel keeps that height, so a step moves nothing
+  let rowsBox = 0;
+  for (let step = 1; step <= h.m; step++) {
+    const rows = rowsAt(s, step), keys = keysAt(s, step);
+    rowsBox = Math.max(rowsBox, rows * rowHeight(s, rows, keys));
+  }
+  const labelWidth = upright ? Math.max(cellW, F + 2) : cellW;
+  const overhang = (cellW - labelWidth) / 2; // an upright label wider than its cell is centred on it
   s.picture.replaceChildren();
   s.picture.style.setProperty('--lens-font', `${F}px`);
   s.picture.classList.toggle('lens-scroll', h.view !== 'grid');
   s.panels = [];
+  s.labelRows = [];
+  s.rowsBox = rowsBox;
   for (let r = 0; r < panels.length; r += perRow) {
     const row = el('div', 'lens-prow');
     const names = el('div', 'lens-qlabels');
@@ -488,17 +503,21 @@ function layout(s) {
     names.style.fontSize = `${F}px`;
     const titleH = panels[r].title ? F + 8 : 0;
     names.style.paddingTop = `${titleH}px`;
+    names.style.height = `${rowsBox}px`; // under its padding: the panels' title
     const qEls = q.map((t) => {
-      const d = el('div', 'lens-q', t);
-      d.style.height = `${cellH}px`;
-      d.style.lineHeight = `${cellH}px`;
+      const d = el('div', 'lens-q hidden', t);
       d.title = t;
       names.appendChild(d);
       return d;
     });
     row.appendChild(names);
+    s.labelRows.push({ box: names, row, qEls, rows: 0, rowH: 0, now: null, up: 0 });
     for (const p of panels.slice(r, r + perRow)) {
       const box = el('div', 'lens-panel');
+      box.style.width = `${cellW * k.length}px`;
+      box.style.height = `${titleH + rowsBox + keysH}px`;
+      box.dataset.layer = String(p.layer + 1);
+      box.dataset.heads = p.heads.map((x) => x + 1).join(',');
       if (p.title) {
         // a title opens what it names: a layer's mean -> that layer's heads; a head -> that head alone
         const t = el('button', 'lens-ptitle lens-open', p.title);
@@ -520,28 +539,29 @@ function layout(s) {
       canvas.setAttribute('aria-hidden', 'true');
       const outline = el('div', 'lens-outline');
       outline.style.width = `${cellW * k.length}px`;
-      outline.style.height = `${cellH}px`;
       wrap.append(canvas, outline);
+      // the labels of the keys, in one row of normal flow (no box of its own per label), under the rows drawn
       const keys = el('div', 'lens-klabels');
       keys.style.width = `${cellW * k.length}px`;
       keys.style.fontSize = `${F}px`;
+      keys.style.top = `${titleH}px`;
+      keys.style.height = `${keysH}px`;
       const kEls = k.map((t, i) => {
         const d = el('span', `lens-k${upright ? ' up' : ''}`, t);
-        d.style.width = `${upright ? Math.max(cellW, F + 2) : cellW}px`;
-        d.style.left = `${i * cellW + (upright ? (cellW - Math.max(cellW, F + 2)) / 2 : 0)}px`;
+        d.style.width = `${labelWidth}px`;
+        if (overhang) d.style.margin = `0 ${overhang}px`;
         d.title = t;
         if (i % every) d.classList.add('thin');
         keys.appendChild(d);
         return d;
       });
-      keys.style.height = `${keysH}px`;
       box.append(wrap, keys);
       row.appendChild(box);
-      s.panels.push({ ...p, canvas, ctx: canvas.getContext('2d'), outline, kEls, qEls, box, wrap, cellW, cellH, dpr });
+      s.panels.push({ ...p, canvas, ctx: canvas.getContext('2d'), outline, kEls, qEls, box, wrap, keys, cellW, cellH,
+        dpr, shown: { rows: -1, rowH: 0, keys: k.length, now: undefined, row: '' } });
     }
     s.picture.appendChild(row);
   }
-  s.geometry = { q, k, cellW, cellH, rowH: cellH, F };
 }
 
 // The least height of a panel drawn `width` px wide: 0.4 of its width, so a map of one or two rows still reads
@@ -558,15 +578,17 @@ function rowHeight(s, rows, keys) {
 }
 
 // ---- drawing a step ------------------------------------------------------------------------------------------
-function shownRows(s) {
+function rowsAt(s, step) {
   const h = s.header;
-  return h.kind === 'encoder_self_attention' ? h.n : s.step;
+  return h.kind === 'encoder_self_attention' ? h.n : step;
 }
-function shownKeys(s) {
+function keysAt(s, step) {
   const h = s.header;
   if (h.kind !== 'decoder_self_attention') return h.n;
-  return h.teacher ? h.m : s.step;
+  return h.teacher ? h.m : step;
 }
+const shownRows = (s) => rowsAt(s, s.step);
+const shownKeys = (s) => keysAt(s, s.step);
 
 function zmaxOf(s) {
   if (s.header.scale !== 'stretch') return 1;
@@ -581,6 +603,44 @@ function zmaxOf(s) {
   return z;
 }
 
+// `cls` on the elements from..to-1 of `els` set to `on` (only those: a step touches the labels it changes)
+function classRange(els, from, to, cls, on) {
+  for (let i = Math.max(0, from); i < Math.min(els.length, to); i++) els[i].classList.toggle(cls, on);
+}
+
+// Every cell of a panel, rows `cellH` px tall, on its canvas (the rows past its height left out): a weight's colour
+// on the scale 0..z, or hatched where nothing was computed (a key the row may not see); the gold links over them.
+function paintCells(s, p, cellH, z) {
+  const h = s.header, { cellW } = s.geometry, k = s.run.kinds[h.kind];
+  const c = p.ctx;
+  const rows = Math.min(k.lengths.length, Math.ceil(p.canvas.height / p.dpr / cellH));
+  const keys = p.kEls.length;
+  c.setTransform(p.dpr, 0, 0, p.dpr, 0, 0);
+  c.clearRect(0, 0, p.canvas.width, p.canvas.height);
+  for (let qi = 0; qi < rows; qi++) {
+    for (let ki = 0; ki < keys; ki++) {
+      const v = valueAt(s, p, qi, ki);
+      const x = ki * cellW, y = qi * cellH;
+      if (v === null) {
+        c.fillStyle = h.mask_colour;
+        c.fillRect(x + 0.5, y + 0.5, cellW - 1, cellH - 1);
+        if (cellW >= 6) {
+          c.strokeStyle = '#8a8a8a';
+          c.lineWidth = 1;
+          c.beginPath();
+          c.moveTo(x + 2, y + cellH - 2);
+          c.lineTo(x + cellW - 2, y + 2);
+          c.stroke();
+        }
+      } else {
+        c.fillStyle = s.colours[Math.max(0, Math.min(255, Math.round((v / z) * 255)))];
+        c.fillRect(x + 0.5, y + 0.5, Math.max(0.5, cellW - 1), Math.max(0.5, cellH - 1));
+      }
+    }
+  }
+  if (goldOn(s)) drawGold(s, p, rows, keys, cellW, cellH); // gold links from the Alignment page
+}
+
 function drawPicture(s) {
   layout(s);
   const h = s.header, { cellW } = s.geometry;
@@ -590,56 +650,76 @@ function drawPicture(s) {
   const z = zmaxOf(s);
   s.zmax = z;
   const now = h.kind === 'encoder_self_attention' ? null : s.step - 1;
+  const gold = goldOn(s);
   for (const p of s.panels) {
-    const c = p.ctx;
-    c.setTransform(p.dpr, 0, 0, p.dpr, 0, 0);
-    c.clearRect(0, 0, p.canvas.width, p.canvas.height);
+    // The canvas holds every row and key of the run, drawn once for this row height and colour scale; a step
+    // shows the rows drawn so far by the height of its box (and, where the keys grow, the keys by a clip), so the
+    // canvas itself is drawn again only when the rows' height, the colour scale or the gold links change.
+    const look = `${cellH}|${z}|${gold}`;
+    if (p.drawnFor !== look) {
+      p.drawnFor = look;
+      paintCells(s, p, cellH, z);
+    }
     const current = [];
-    for (let qi = 0; qi < rows; qi++) {
+    if (now !== null) {
       for (let ki = 0; ki < keys; ki++) {
-        const v = valueAt(s, p, qi, ki);
-        const x = ki * cellW, y = qi * cellH;
-        if (v === null) {
-          c.fillStyle = h.mask_colour;
-          c.fillRect(x + 0.5, y + 0.5, cellW - 1, cellH - 1);
-          if (cellW >= 6) {
-            c.strokeStyle = '#8a8a8a';
-            c.lineWidth = 1;
-            c.beginPath();
-            c.moveTo(x + 2, y + cellH - 2);
-            c.lineTo(x + cellW - 2, y + 2);
-            c.stroke();
-          }
-        } else {
-          c.fillStyle = s.colours[Math.max(0, Math.min(255, Math.round((v / z) * 255)))];
-          c.fillRect(x + 0.5, y + 0.5, Math.max(0.5, cellW - 1), Math.max(0.5, cellH - 1));
-        }
-        if (qi === now) current.push(v === null ? null : Number(v.toFixed(5)));
+        const v = valueAt(s, p, now, ki);
+        current.push(v === null ? null : Number(v.toFixed(5)));
       }
     }
-    drawGold(s, p, rows, keys, cellW, cellH); // gold links from the Alignment page, when sent and shown
-    p.wrap.style.height = `${rows * cellH}px`; // the rows computed so far; the key labels follow them
-    p.box.dataset.row = JSON.stringify(current);
-    p.box.dataset.layer = String(p.layer + 1);
-    p.box.dataset.heads = p.heads.map((x) => x + 1).join(',');
-    p.outline.style.height = `${cellH}px`;
-    for (const d of p.qEls) { d.style.height = `${cellH}px`; d.style.lineHeight = `${cellH}px`; }
-    p.outline.style.display = now === null ? 'none' : 'block';
-    if (now !== null) p.outline.style.top = `${now * cellH}px`;
-    p.qEls.forEach((d, i) => d.classList.toggle('hidden', i >= rows));
-    p.qEls.forEach((d, i) => d.classList.toggle('now', i === now));
-    p.kEls.forEach((d, i) => d.classList.toggle('hidden', i >= keys));
+    if (gold) { // the gold cells shown (row, column, sure), for tests
+      const shown = JSON.stringify(s.header.gold.cells.filter(([r, k]) => r < rows && k < keys));
+      if (p.box.dataset.gold !== shown) p.box.dataset.gold = shown;
+    } else if (p.box.dataset.gold !== undefined) delete p.box.dataset.gold;
+    const hiddenKeys = p.kEls.length - keys; // decoder self-attention: the keys this step cannot see yet
+    const clip = hiddenKeys > 0 ? `inset(0 ${hiddenKeys * cellW}px 0 0)` : '';
+    if (p.canvas.style.clipPath !== clip) p.canvas.style.clipPath = clip;
+    const was = p.shown;
+    const row = JSON.stringify(current);
+    if (was.row !== row) p.box.dataset.row = row;
+    if (was.rows !== rows || was.rowH !== cellH) {
+      // the rows computed so far; the key labels follow them (moved, not laid out again)
+      p.wrap.style.height = `${rows * cellH}px`;
+      p.keys.style.transform = `translateY(${rows * cellH}px)`;
+    }
+    if (was.rowH !== cellH) p.outline.style.height = `${cellH}px`;
+    if (was.now !== now || was.rowH !== cellH) {
+      if ((was.now === null) !== (now === null) || was.now === undefined) p.outline.style.display = now === null ? 'none' : 'block';
+      if (now !== null) p.outline.style.transform = `translateY(${now * cellH}px)`;
+    }
+    if (was.keys !== keys) {
+      classRange(p.kEls, Math.min(was.keys, keys), Math.max(was.keys, keys), 'hidden', keys < was.keys);
+    }
+    p.shown = { rows, rowH: cellH, keys, now, row };
   }
-  for (const p of s.panels) {
-    // row labels live in the panel row's first column: every panel row shares them
-    const labels = p.qEls;
-    labels.forEach((d, i) => d.classList.toggle('hidden', i >= rows));
+  // Each row of panels is laid out as tall as its tallest step; a row under another is moved up (a transform, so
+  // nothing is laid out again) by what the rows above have still to fill, so the panels sit one under the other.
+  const slack = s.rowsBox - rows * cellH;
+  s.labelRows.forEach((L, i) => {
+    const up = Math.max(0, Math.round(i * slack));
+    if (L.up !== up) L.row.style.transform = up ? `translateY(-${up}px)` : '';
+    L.up = up;
+  });
+  for (const L of s.labelRows) { // row labels live in the panel row's first column: every panel row shares them
+    if (L.rowH !== cellH) { // every row label's height (stepper.css: .lens-q), one property of their column
+      L.box.style.setProperty('--lens-row', `${cellH}px`);
+      L.rowH = cellH;
+    }
+    if (L.rows !== rows) {
+      classRange(L.qEls, Math.min(L.rows, rows), Math.max(L.rows, rows), 'hidden', rows < L.rows);
+      L.rows = rows;
+    }
+    if (L.now !== now) {
+      if (L.now !== null && L.qEls[L.now]) L.qEls[L.now].classList.remove('now');
+      if (now !== null && L.qEls[now]) L.qEls[now].classList.add('now');
+      L.now = now;
+    }
   }
   // After a step taken here, the current row is kept in view in a one-row picture (one head, the mean): the
   // picture's own box and the page scroll as little as it takes.
-  if (now !== null && s.stepped && s.picture.classList.contains('lens-scroll') && s.panels[0]) {
-    s.panels[0].outline.scrollIntoView({ block: 'nearest', inline: 'nearest' });
-  }
+  // (draw() scrolls once everything is written: a scroll lays the page out, and the frame need not again)
+  s.keepInView = now !== null && s.stepped && s.picture.classList.contains('lens-scroll') && s.panels[0]
+    ? s.panels[0].outline : null;
   s.stepped = false;
   describe(s, rows, keys, now);
 }
@@ -662,8 +742,8 @@ function describe(s, rows, keys, now) {
     if (best >= 0) text += ` Row ${now} looks most at ${k[best]} (${bv.toFixed(2)}).`;
   }
   text += goldText(s);
-  s.picture.setAttribute('aria-label', text);
-  s.described.textContent = text;
+  setAttr(s.picture, 'aria-label', text);
+  setText(s.described, text);
 }
 
 function chip(text, cls, title) {
@@ -672,72 +752,131 @@ function chip(text, cls, title) {
   return c;
 }
 
-function drawSide(s) {
-  const h = s.header, t = s.step - 1, st = h.steps[t];
-  const special = new Set(h.special), forced = new Set(h.forced);
+// Text set only where it differs (setting the same text or attribute again is a change the page lays out again).
+function setText(e, text) {
+  if (e.textContent !== text) e.textContent = text;
+}
+function setAttr(e, name, value) {
+  if (e.getAttribute(name) !== value) e.setAttribute(name, value);
+}
+
+// The side panel: built once for the header (a run, a server run's fields), then changed in place at each step:
+// its step number, one chip more or less, the text so far, the row read, the verdict, the share and the bars.
+function buildSide(s) {
+  const h = s.header;
+  const S = { header: h, special: new Set(h.special), forced: new Set(h.forced), chips: [], now: -1 };
   const out = [];
-  const showPicture = h.picture !== 'next';
-  if (showPicture) {
-    out.push(el('div', 'lens-stepno', `Step ${s.step} of ${h.m}`));
-    const prefix = el('div', 'lens-chips lens-prefix');
-    prefix.appendChild(el('span', 'lens-label', h.teacher ? 'Reference read so far' : 'Output so far'));
-    h.target.slice(0, s.step).forEach((tok, i) => {
-      const cls = [i === t ? 'now' : '', forced.has(i) ? 'forced' : '', special.has(tok) ? 'special' : '']
-        .filter(Boolean).join(' ');
-      prefix.appendChild(chip(tok, cls, `position ${i}${forced.has(i) ? ' · forced' : ''}${special.has(tok) ? ' · special token' : ''}`));
-    });
-    out.push(prefix);
+  if (h.picture !== 'next') {
+    S.stepno = el('div', 'lens-stepno');
+    S.prefix = el('div', 'lens-chips lens-prefix');
+    S.prefix.appendChild(el('span', 'lens-label', h.teacher ? 'Reference read so far' : 'Output so far'));
+    S.text = document.createTextNode('');
     const txt = el('div', 'lens-astext');
-    txt.append(el('span', 'lens-label', 'as text'), document.createTextNode(asText(h.target.slice(0, s.step), special)));
-    out.push(txt);
+    txt.append(el('span', 'lens-label', 'as text'), S.text);
+    S.readLabel = el('span', 'lens-label');
+    S.readChip = chip('', 'read');
+    S.chose = chip('', 'now');
     const read = el('div', 'lens-chips lens-read');
-    read.append(el('span', 'lens-label', `row ${t} read`), chip(h.read[t], 'read'),
-      el('span', 'lens-label', h.teacher ? 'and had to predict' : 'and chose'), chip(h.target[t], 'now'));
-    out.push(read);
+    read.append(S.readLabel, S.readChip, el('span', 'lens-label', h.teacher ? 'and had to predict' : 'and chose'),
+      S.chose);
+    out.push(S.stepno, S.prefix, txt, read);
     if (h.teacher) {
-      const v = el('div', 'lens-verdict');
-      v.append('Model\'s top guess: ', chip(st.token), ` (${pct(st.prob)}) `,
-        el('span', st.correct ? 'ok' : 'bad', st.correct ? 'matches' : 'differs from'),
-        ' the reference ', chip(st.reference), ` (p = ${pct(st.target_prob)}).`);
-      out.push(v);
+      S.verdict = el('div', 'lens-verdict');
+      out.push(S.verdict);
     }
-    if (h.source_share && h.source_share[t] !== undefined) {  // a contributions reading: source vs prefix
-      const v = Math.min(Math.max(h.source_share[t], 0), 1);
-      const share = el('div', 'lens-share');
-      share.dataset.source = String(h.source_share[t]);
-      share.setAttribute('role', 'img');
-      share.setAttribute('aria-label', `Step ${s.step}: ${pct(v)} from the source, ${pct(1 - v)} from the target prefix`);
+    if (h.source_share) { // a contributions reading: source vs prefix
+      S.share = el('div', 'lens-share');
+      S.share.setAttribute('role', 'img');
       const bar = el('span', 'lens-share-bar');
-      const fill = el('span', 'lens-share-source');
-      fill.style.width = `${v * 100}%`;
-      bar.appendChild(fill);
-      share.append(el('span', 'lens-label', 'source'), bar, el('span', 'lens-label', 'prefix'),
-        el('span', 'lens-share-text', `${pct(v)} source · ${pct(1 - v)} target prefix`));
-      out.push(share, el('p', 'lens-caption', 'Source vs target prefix: a norm-weighted decomposition of the '
-        + 'residual stream through the decoder layers (a simplified ALTI+, Ferrando et al. 2022).'));
+      S.shareFill = el('span', 'lens-share-source');
+      bar.appendChild(S.shareFill);
+      S.shareText = el('span', 'lens-share-text');
+      S.share.append(el('span', 'lens-label', 'source'), bar, el('span', 'lens-label', 'prefix'), S.shareText);
+      S.shareCaption = el('p', 'lens-caption', 'Source vs target prefix: a norm-weighted decomposition of the '
+        + 'residual stream through the decoder layers (a simplified ALTI+, Ferrando et al. 2022).');
+      out.push(S.share, S.shareCaption);
     }
   }
   if (!h.present || h.picture === 'next') {
-    const topk = el('div', 'lens-topk');
-    topk.setAttribute('role', 'table');
-    topk.setAttribute('aria-label', `Next token at step ${s.step}`);
-    topk.appendChild(el('div', 'lens-topk-title', `Next token at step ${s.step}`));
-    for (const [tok, p] of st.top) {
-      const chosen = tok === st.token, ref = h.teacher && tok === st.reference;
-      const hover = `${tok}: p = ${p.toFixed(4)}${chosen ? ' (chosen)' : ''}${ref ? ' (reference)' : ''}`;
-      const name = el('span', `tok${ref ? ' ref' : ''}`, tok);
-      name.title = hover;
-      const b = el('span', 'bar');
-      b.title = hover;
-      const fill = el('span', chosen ? 'chosen' : '');
-      fill.style.width = `${Math.min(Math.max(p, 0), 1) * 100}%`;
-      b.appendChild(fill);
-      topk.append(name, b, el('span', 'p', pct(p)));
-    }
-    out.push(topk);
+    S.topk = el('div', 'lens-topk');
+    S.topk.setAttribute('role', 'table');
+    S.topkTitle = el('div', 'lens-topk-title');
+    S.topk.appendChild(S.topkTitle);
+    S.bars = [];
+    out.push(S.topk);
     out.push(el('p', 'lens-caption', `Orange: the token ${h.teacher ? 'the model would pick; outlined: the reference.' : 'decoding chose.'}`));
   }
   s.side.replaceChildren(...out);
+  s.sideState = S;
+  return S;
+}
+
+function drawSide(s) {
+  const h = s.header, t = s.step - 1, st = h.steps[t];
+  const S = s.sideState && s.sideState.header === h ? s.sideState : buildSide(s);
+  const { special, forced } = S;
+  if (S.stepno) {
+    setText(S.stepno, `Step ${s.step} of ${h.m}`);
+    while (S.chips.length > s.step) S.chips.pop().remove(); // the output so far: a chip a token
+    while (S.chips.length < s.step) {
+      const i = S.chips.length, tok = h.target[i];
+      const cls = [forced.has(i) ? 'forced' : '', special.has(tok) ? 'special' : ''].filter(Boolean).join(' ');
+      const c = chip(tok, cls, `position ${i}${forced.has(i) ? ' · forced' : ''}${special.has(tok) ? ' · special token' : ''}`);
+      S.prefix.appendChild(c);
+      S.chips.push(c);
+    }
+    if (S.now !== t) {
+      if (S.chips[S.now]) S.chips[S.now].classList.remove('now');
+      S.chips[t].classList.add('now');
+      S.now = t;
+    }
+    const text = asText(h.target.slice(0, s.step), special);
+    if (S.text.data !== text) S.text.data = text;
+    setText(S.readLabel, `row ${t} read`);
+    setText(S.readChip, h.read[t]);
+    setText(S.chose, h.target[t]);
+    if (S.verdict) {
+      S.verdict.replaceChildren('Model\'s top guess: ', chip(st.token), ` (${pct(st.prob)}) `,
+        el('span', st.correct ? 'ok' : 'bad', st.correct ? 'matches' : 'differs from'),
+        ' the reference ', chip(st.reference), ` (p = ${pct(st.target_prob)}).`);
+    }
+    if (S.share) {
+      const shown = h.source_share[t] !== undefined;
+      S.share.style.display = shown ? '' : 'none';
+      S.shareCaption.style.display = shown ? '' : 'none';
+      if (shown) {
+        const v = Math.min(Math.max(h.source_share[t], 0), 1);
+        S.share.dataset.source = String(h.source_share[t]);
+        setAttr(S.share, 'aria-label', `Step ${s.step}: ${pct(v)} from the source, ${pct(1 - v)} from the target prefix`);
+        S.shareFill.style.width = `${v * 100}%`;
+        setText(S.shareText, `${pct(v)} source · ${pct(1 - v)} target prefix`);
+      }
+    }
+  }
+  if (S.topk) {
+    setAttr(S.topk, 'aria-label', `Next token at step ${s.step}`);
+    setText(S.topkTitle, `Next token at step ${s.step}`);
+    while (S.bars.length > st.top.length) S.bars.pop().forEach((e) => e.remove());
+    while (S.bars.length < st.top.length) {
+      const name = el('span', 'tok'), bar = el('span', 'bar'), fill = el('span'), p = el('span', 'p');
+      bar.appendChild(fill);
+      S.topk.append(name, bar, p);
+      S.bars.push([name, bar, fill, p]);
+    }
+    st.top.forEach(([tok, p], i) => {
+      const [name, bar, fill, num] = S.bars[i];
+      const chosen = tok === st.token, ref = h.teacher && tok === st.reference;
+      const hover = `${tok}: p = ${p.toFixed(4)}${chosen ? ' (chosen)' : ''}${ref ? ' (reference)' : ''}`;
+      setText(name, tok);
+      name.classList.toggle('ref', ref);
+      setAttr(name, 'title', hover);
+      setAttr(bar, 'title', hover);
+      fill.classList.toggle('chosen', chosen);
+      const width = `${Math.min(Math.max(p, 0), 1) * 100}%`;
+      if (fill.style.width !== width) fill.style.width = width;
+      setText(num, pct(p));
+    });
+  }
 }
 
 // The chooser's matrix: a row per layer (its name opens the layer's heads), a button per head (it opens the head).
@@ -789,31 +928,40 @@ function chooserLabel(s) {
 }
 
 function drawBar(s) {
-  const m = s.header.m;
-  s.slider.max = String(m);
+  const m = s.header.m, B = s.buttons;
+  setAttr(s.slider, 'max', String(m));
   s.slider.value = String(s.step);
-  s.slider.disabled = m <= 1;
-  s.slider.setAttribute('aria-valuetext', `Step ${s.step} of ${m}`);
-  s.counter.textContent = `${s.step} / ${m}`;
-  s.buttons.first.disabled = s.buttons.back.disabled = s.step <= 1;
-  s.buttons.next.disabled = s.buttons.last.disabled = s.step >= m;
-  s.buttons.play.disabled = m <= 1;
-  s.buttons.play.replaceChildren(icon(s.playing ? 'pause' : 'play'));
-  const tip = s.playing ? 'Pause (space)' : TIPS.play;
-  s.buttons.play.title = tip;
-  s.buttons.play.setAttribute('aria-label', tip);
-  s.buttons.play.setAttribute('aria-pressed', String(s.playing));
+  if (s.slider.disabled !== m <= 1) s.slider.disabled = m <= 1;
+  setAttr(s.slider, 'aria-valuetext', `Step ${s.step} of ${m}`);
+  setText(s.counter, `${s.step} / ${m}`);
+  for (const [name, off] of [['first', s.step <= 1], ['back', s.step <= 1], ['next', s.step >= m],
+    ['last', s.step >= m], ['play', m <= 1]]) if (B[name].disabled !== off) B[name].disabled = off;
+  if (s.barPlaying !== s.playing) { // play or pause: its icon and words
+    s.barPlaying = s.playing;
+    B.play.replaceChildren(icon(s.playing ? 'pause' : 'play'));
+    const tip = s.playing ? 'Pause (space)' : TIPS.play;
+    B.play.title = tip;
+    B.play.setAttribute('aria-label', tip);
+    B.play.setAttribute('aria-pressed', String(s.playing));
+  }
   const label = chooserLabel(s);
-  s.choose.replaceChildren(el('span', 'lens-choose-name', 'Heads'), el('span', 'lens-choose-now', label));
-  s.choose.title = `Choose a layer or a head (now: ${label})`;
-  s.choose.setAttribute('aria-label', s.choose.title);
-  s.choose.dataset.view = s.header.view;
+  if (s.chooseLabel !== label) {
+    s.chooseLabel = label;
+    s.choose.replaceChildren(el('span', 'lens-choose-name', 'Heads'), el('span', 'lens-choose-now', label));
+    s.choose.title = `Choose a layer or a head (now: ${label})`;
+    s.choose.setAttribute('aria-label', s.choose.title);
+  }
+  if (s.choose.dataset.view !== s.header.view) s.choose.dataset.view = s.header.view;
 }
 
 // The view toolbar as the header says (kind, view, layer, head), and what goes with the view under the picture:
 // why the run opened on it (fast_note), a preset's note on its kind, and "Switch this head off" in one head.
 function drawViews(s) {
   const h = s.header, k = s.run.kinds[h.kind], p = s.pickers;
+  const key = VIEW_FIELDS.map((f) => h[f]).join('|'); // a step changes none of it
+  if (s.viewsFor === h && s.viewsKey === key) return;
+  s.viewsFor = h;
+  s.viewsKey = key;
   for (const group of ['kind', 'view']) {
     for (const [value, b] of Object.entries(p[group])) {
       b.setAttribute('aria-pressed', String(h[group] === value));
@@ -857,25 +1005,33 @@ function drawViews(s) {
 
 function draw(s) {
   const h = s.header;
+  // the picture's column width, read first: a read after this draw's first change would lay the page out twice
+  s.width = Math.max(280, s.left.clientWidth || 680);
   s.root.dataset.step = String(s.step);
-  s.root.dataset.m = String(h.m);
+  if (s.root.dataset.m !== String(h.m)) s.root.dataset.m = String(h.m);
   s.root.classList.toggle('present', !!h.present);
   s.root.classList.toggle('big', window.innerWidth >= 1700);
   s.drawBar();
   const showPicture = h.picture !== 'next';
-  s.left.style.display = showPicture ? '' : 'none';
+  const display = showPicture ? '' : 'none';
+  if (s.left.style.display !== display) s.left.style.display = display;
   if (showPicture) drawPicture(s);
   drawSide(s);
-  s.caption.textContent = (h.captions && h.captions[h.kind]) || h.caption || '';
+  setText(s.caption, (h.captions && h.captions[h.kind]) || h.caption || '');
   drawViews(s);
   drawGoldKey(s);
   if (showPicture) {
-    const stops = h.colours.map(([at, c]) => `${c} ${(100 * at).toFixed(0)}%`).join(', ');
-    s.legendBar.style.background = `linear-gradient(to right, ${stops})`;
-    s.legendMax.textContent = (s.zmax ?? 1).toPrecision(2).replace(/\.?0+$/, '');
+    if (s.legendFor !== h.colours) {
+      s.legendFor = h.colours;
+      const stops = h.colours.map(([at, c]) => `${c} ${(100 * at).toFixed(0)}%`).join(', ');
+      s.legendBar.style.background = `linear-gradient(to right, ${stops})`;
+    }
+    setText(s.legendMax, (s.zmax ?? 1).toPrecision(2).replace(/\.?0+$/, ''));
   }
   // the step on screen, for the panels whose every step's block is on the page (explore_stepper.per_step_html)
   document.documentElement.dataset.lensStep = String(s.step);
+  if (s.keepInView) s.keepInView.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+  s.keepInView = null;
   s.lastDraw = performance.now();
   s.root.dataset.drawn = String(s.lastDraw);
   s.root.dispatchEvent(new CustomEvent('lens-drawn', { detail: { step: s.step }, bubbles: true, composed: true }));
@@ -912,20 +1068,17 @@ function goldOn(s) {
 }
 
 function drawGold(s, p, rows, keys, cellW, cellH) {
-  if (!goldOn(s)) { delete p.box.dataset.gold; return; }
-  const c = p.ctx, drawn = [];
+  const c = p.ctx;
   c.save();
   c.strokeStyle = GOLD_COLOUR;
   for (const [r, k, sure] of s.header.gold.cells) {
     if (r >= rows || k >= keys) continue;
-    drawn.push([r, k, sure]);
     const inset = Math.min(2, cellW / 6, cellH / 6);
     c.lineWidth = sure ? Math.max(1.5, Math.min(3, cellW / 8)) : Math.max(1, Math.min(2, cellW / 10));
     c.setLineDash(sure ? [] : [Math.max(2, cellW / 6), Math.max(2, cellW / 8)]);
     c.strokeRect(k * cellW + inset, r * cellH + inset, cellW - 2 * inset, cellH - 2 * inset);
   }
   c.restore();
-  p.box.dataset.gold = JSON.stringify(drawn); // the cells marked (row, column, sure), for tests
 }
 
 function goldText(s) {
@@ -945,7 +1098,7 @@ function drawGoldKey(s) {
     s.left.insertBefore(s.goldKey, s.picture);
   }
   const shown = !!(g && g.cells && s.header.kind === 'cross_attention' && s.header.picture !== 'next');
-  s.goldKey.hidden = !shown;
+  if (s.goldKey.hidden !== !shown) s.goldKey.hidden = !shown;
   if (!shown) return;
   const key = `${s.runId}|${s.goldHidden ? 1 : 0}`;
   if (s.goldKey.dataset.key === key) return;
