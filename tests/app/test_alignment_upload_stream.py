@@ -37,6 +37,7 @@ def lines(n: int, gold_every: int = 1) -> str:
     return "".join(out)
 
 
+@pytest.mark.slow  # about 30 s of CPU: 6,000 sentences through the tiny model
 def test_a_file_of_6000_sentences_is_aligned_whole_and_the_page_states_the_size_cap(tiny_ckpt, monkeypatch):
     at = page_on(monkeypatch, ALIGNMENT, [tiny_ckpt], preset="custom", source=SOURCES[0], target=TARGETS[0],
                  align_n=20, timeout=300)
