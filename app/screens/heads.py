@@ -107,7 +107,8 @@ def pairs_ui(model_key: str) -> tuple[str, tuple[tuple[str, str], ...] | None, U
     if too_big:
         st.error(too_big)
         return "", None, None
-    checked = services.check_upload(up.getvalue())
+    content = up.getvalue()
+    checked = services.check_upload(content)
     if checked.problems:
         more = checked.problem_count - len(checked.problems)
         st.error(f"{name} cannot be used ({checked.problem_count:,} line(s) to fix):\n\n"
@@ -115,7 +116,7 @@ def pairs_ui(model_key: str) -> tuple[str, tuple[tuple[str, str], ...] | None, U
                  + (f"\n- … and {more:,} more" if more > 0 else ""))
         return "", None, None
     # the gold column is kept: the roles name a cross-attention head "aligning" only against gold links
-    return f"the {checked.pairs:,} pairs of {name}", checked.first, Upload(name, up.getvalue(), checked)
+    return f"the {checked.pairs:,} pairs of {name}", checked.first, Upload(name, content, checked)
 
 
 def name_pairs(what: str, pairs: tuple[tuple[str, str], ...], total: int) -> None:
@@ -159,9 +160,11 @@ def main() -> None:
         return
     key = (model_key, upload.checked.digest if upload else pairs)
     asked = st.session_state.get(K_ASKED) == key
-    if not asked and st.button("Rank every head", key="heads_rank", type="primary"):
+    slot = st.empty()  # the button goes once clicked: clicking it again would start the ranking over
+    if not asked and slot.button("Rank every head", key="heads_rank", type="primary"):
         st.session_state[K_ASKED] = key
         asked = True
+        slot.empty()
     if not asked:
         batched = f" in batches of {services.HEADS_BATCH} pairs with a progress bar" if upload else ""
         gold = (f"; {upload.checked.gold:,} of them carry gold links, for the roles" if upload and upload.checked.gold

@@ -72,6 +72,7 @@ def test_a_file_of_6000_lines_is_ranked_whole_in_small_batches(tiny_ckpt, monkey
     at.button(key="heads_rank").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert sum(CountingRanking.batches) == 6000
+    assert "heads_rank" not in [b.key for b in at.button]  # a second click would start the ranking over
     assert max(CountingRanking.batches) <= services.HEADS_BATCH
     assert any("6,000 pairs of six.tsv" in m.value for m in at.markdown)
     named = next(e for e in at.expander if "six.tsv" in e.label)
