@@ -74,6 +74,13 @@ def drawn_difference(page) -> tuple[list, list, np.ndarray]:
     return rows, cols, np.array(values, dtype=float).reshape(len(rows), len(cols))
 
 
+# JS: the difference's panel height, its cells' height, its key labels' bottom and its caption's top (px).
+DIFF_BOXES = """(sel) => { const d = document.querySelector(sel), r = (e) => e.getBoundingClientRect();
+  const keys = [...d.querySelectorAll('.lens-k')].map(r).filter(b => b.height > 0);
+  return {panel: r(d.querySelector('.lens-panel')).height, cells: r(d.querySelector('.lens-cells canvas')).height,
+          keys_bottom: Math.max(...keys.map(b => b.bottom)), caption_top: r(d.querySelector('.lens-caption')).top}; }"""
+
+
 def picture_row(trace, kind: str, step: int, layer: int, head: int) -> np.ndarray:
     """The current row at `step` of one head (1-based) or the layer's mean (head 0), keys as the page shows."""
     w = getattr(trace, kind)[layer - 1]
@@ -107,6 +114,11 @@ def test_compare_steps_draw_both_runs_and_their_difference(server, models, kind,
             rows, cols, values = drawn_difference(page)
             assert (rows, cols) == (diff.rows, diff.cols), step
             np.testing.assert_allclose(values, diff.values, atol=2 * F16_ERROR, err_msg=f"step {step}")
+            box = page.evaluate(DIFF_BOXES, PAIR_DIFF)
+            # the difference's picture has its height: its cells and key labels above its caption, not over it (the
+            # panel contains its size, and a height was set only for the sides' panels: it had none)
+            assert box["panel"] >= box["cells"] > 0, (step, box)
+            assert box["keys_bottom"] <= box["caption_top"] + 0.5, (step, box)
 
 
 def test_ten_steps_send_nothing_and_the_step_stays(server):

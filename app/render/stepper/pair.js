@@ -221,8 +221,12 @@ function drawDiff(s) {
       c.fillText(`${v >= 0 ? '+' : '−'}${Math.abs(v).toFixed(2)}`, j * cellW + cellW / 2, i * cellH + cellH / 2);
     }
   }));
+  // .lens-qlabels and .lens-panel contain their size (stepper.css): their heights are set here, the keys' row
+  // placed under the rows (it is positioned in the panel)
+  const rowsH = cellH * qs.length, keysH = upright ? Math.min(140, keyW + 8) : F + 8;
   const names = el('div', 'lens-qlabels');
   names.style.width = `${labelW}px`;
+  names.style.height = `${rowsH}px`;
   names.style.fontSize = `${F}px`;
   for (const t of qs) {
     const e = el('div', 'lens-q', t);
@@ -233,16 +237,19 @@ function drawDiff(s) {
   const keys = el('div', 'lens-klabels');
   keys.style.width = `${cellW * ks.length}px`;
   keys.style.fontSize = `${F}px`;
-  keys.style.height = `${upright ? Math.min(140, keyW + 8) : F + 8}px`;
-  ks.forEach((t, i) => {
+  keys.style.height = `${keysH}px`;
+  keys.style.top = `${rowsH}px`;
+  ks.forEach((t) => {
     const e = el('span', `lens-k${upright ? ' up' : ''}`, t);
     const w = upright ? Math.max(cellW, F + 2) : cellW;
     e.style.width = `${w}px`;
-    e.style.left = `${i * cellW + (cellW - w) / 2}px`;
+    if (w !== cellW) e.style.margin = `0 ${(cellW - w) / 2}px`; // centred on its column, in the row's flow
     e.title = t;
     keys.appendChild(e);
   });
   const panel = el('div', 'lens-panel');
+  panel.style.width = `${cellW * ks.length}px`;
+  panel.style.height = `${rowsH + keysH}px`;
   const wrap = el('div', 'lens-cells');
   wrap.appendChild(canvas);
   panel.append(wrap, keys);
