@@ -251,7 +251,7 @@ def check_upload(data: bytes) -> CheckedUpload:
     return CheckedUpload(pairs, gold, tuple(first), tuple(problems), count, hashlib.sha256(data).hexdigest())
 
 
-@st.cache_resource
+@st.cache_resource(max_entries=1)  # one dict (no arguments), itself kept to the last HEADS_KEPT
 def _upload_rankings() -> dict[tuple[str, str], dict[str, Any]]:
     """(model key, upload digest) -> its ranking, shared by the server's sessions (the last HEADS_KEPT)."""
     return {}
@@ -322,7 +322,7 @@ def upload_pairs(data: bytes) -> tuple[list[Example], list[str]]:
 UPLOADS_KEPT = 4  # aligned uploads kept per server (each: counts, its file's bytes, a temporary file)
 
 
-@st.cache_resource
+@st.cache_resource(max_entries=1)  # one dict (no arguments), itself kept to the last UPLOADS_KEPT
 def _aligned_uploads() -> dict[tuple[str, str], alignment.UploadReport]:
     """(model key, upload digest) -> its aligned report, shared by the server's sessions (the last UPLOADS_KEPT)."""
     return {}

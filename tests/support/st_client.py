@@ -128,6 +128,9 @@ class Session:
         self.replica: str | None = None  # the X-Lens-Replica header nginx adds (deploy/): who holds the stream
         self.page: Page = {}
         self.blocks: dict[tuple[int, ...], ShownBlock] = {}  # containers that are widgets
+        # popovers on the page: the frontend mounts a popover's widgets only once it is opened, so until then a
+        # browser sends none of their values (the word panel's lookup box, for one)
+        self.popovers: dict[tuple[int, ...], ShownBlock] = {}
         self.values: dict[str, WidgetState] = {}  # widget id -> its value, as the frontend holds it
         self.widgets: dict[str, WidgetState] = {}  # key -> values this client has set (typed text, ...)
         self.session_id = ""
@@ -273,7 +276,8 @@ class Session:
                 el = delta.new_element
                 self.page[path] = Shown(el, delta.fragment_id, self._run.run_id, now)
                 self.blocks.pop(path, None)
-                self._take_value(el)
+                if not self._in_closed_popover(path):
+                    self._take_value(el)
                 problem = problem_text(el)
                 if problem:
                     self._run.problems.append(problem)
@@ -281,6 +285,10 @@ class Session:
                 self._run.blocks += 1
                 self.page.pop(path, None)
                 block = delta.add_block
+                if block.WhichOneof("type") == "popover":
+                    self.popovers[path] = ShownBlock(block, delta.fragment_id, self._run.run_id)
+                else:
+                    self.popovers.pop(path, None)
                 if block_state(block) is not None:  # its value is sent once the user has opened or closed it
                     self.blocks[path] = ShownBlock(block, delta.fragment_id, self._run.run_id)
                 else:
@@ -290,6 +298,16 @@ class Session:
             run.finished = now
             self._drop_stale(run)
             self._runs.put_nowait(run)
+
+    def _in_closed_popover(self, path: tuple[int, ...]) -> bool:
+        """Whether the element at `path` lies in a popover this client has not opened."""
+        for k in range(1, len(path)):
+            shown = self.popovers.get(path[:k])
+            if shown is not None:
+                wid = shown.block.popover.id if shown.block.popover.HasField("id") else ""
+                if not (wid and wid in self.values and self.values[wid].bool_value):
+                    return True
+        return False
 
     def _take_value(self, el: Element) -> None:
         """What the frontend does when a widget is drawn: a value the app set replaces the one held; otherwise
@@ -309,7 +327,7 @@ class Session:
     def _drop_stale(self, run: Run) -> None:
         """What the frontend does after a run: elements of the run's scope that it did not redraw are gone, and
         so are the values of widgets no longer on the page; cached elements unused for CACHE_RUNS runs too."""
-        for store in (self.page, self.blocks):
+        for store in (self.page, self.blocks, self.popovers):
             for path, shown in list(store.items()):
                 in_scope = not run.fragment_ids or shown.fragment_id in run.fragment_ids
                 if in_scope and shown.run_id != run.run_id:
