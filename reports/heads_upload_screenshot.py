@@ -5,7 +5,7 @@ done, rate, time left) and when it is done (the ranking over every pair, the rol
 
 The file: the shipped grammar en-fr test split (with its gold links) repeated to --lines lines. Writes --out (the
 finished page) and, beside it, NAME-progress.png (the bar while it runs). Starts its own server on a free port
-(tests/support/server.py) and stops it after.
+(reports/shots.py) and stops it after.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from tests.support.browser import IDLE, launch
-from tests.support.server import app_env, served
+from reports.shots import page_at, save, upload
+from tests.support.browser import IDLE
+from tests.support.server import app_env
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "assets" / "data" / "en-fr.test.tsv"
@@ -35,33 +36,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lines", type=int, default=6000)
     p.add_argument("--timeout", type=float, default=1200, help="seconds any one wait may take")
     args = p.parse_args(argv)
-    from playwright.sync_api import sync_playwright
-
-    wait = args.timeout * 1000
     out = Path(args.out)
     env = app_env(LENS_DEFAULT_MODEL="en-fr", LENS_WARMUP="0")
-    with tempfile.TemporaryDirectory() as tmp, served(env, seconds=args.timeout) as (url, _), \
-            sync_playwright() as pw:
-        data = big_file(args.lines, Path(tmp))
-        browser = launch(pw)
-        try:
-            page = browser.new_page(viewport={"width": 1366, "height": 768}, device_scale_factor=1)
-            page.goto(f"{url}/Heads?model=en-fr&data=file", timeout=wait)
-            page.locator(".st-key-heads_file input[type=file]").wait_for(state="attached", timeout=wait)
-            page.locator(IDLE).wait_for(timeout=wait)
-            page.locator(".st-key-heads_file input[type=file]").set_input_files(str(data))
-            page.locator(".st-key-heads_rank button").wait_for(timeout=wait)
-            page.locator(IDLE).wait_for(timeout=wait)
-            page.locator(".st-key-heads_rank button").click()
-            page.locator(PROGRESS, has_text="pairs/s").wait_for(timeout=wait)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(out.with_name(out.stem + "-progress.png")))
-            page.locator(".st-key-open_cross_1_1 button").wait_for(timeout=wait)
-            page.locator(IDLE).wait_for(timeout=wait)
-            page.wait_for_timeout(800)
-            page.screenshot(path=str(out))
-        finally:
-            browser.close()
+    with tempfile.TemporaryDirectory() as tmp, page_at(env, "Heads?model=en-fr&data=file", args.timeout) as page:
+        upload(page, ".st-key-heads_file", big_file(args.lines, Path(tmp)))
+        page.locator(".st-key-heads_rank button").wait_for()
+        page.locator(IDLE).wait_for()
+        page.locator(".st-key-heads_rank button").click()
+        page.locator(PROGRESS, has_text="pairs/s").wait_for()
+        save(page, out.with_name(out.stem + "-progress.png"))
+        page.locator(".st-key-open_cross_1_1 button").wait_for()
+        page.locator(IDLE).wait_for()
+        page.wait_for_timeout(800)
+        save(page, out)
     print(f"wrote {out} and {out.with_name(out.stem + '-progress.png')}")
     return 0
 
