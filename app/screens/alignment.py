@@ -97,6 +97,14 @@ def method_ui(engine) -> al.Method:
     return al.Method(extract, reading, layer or None, (head or None) if layer else None, tau)
 
 
+def use_method(method: al.Method) -> None:
+    """Set the extraction, reading and threshold widgets to `method`'s (a widget callback: before they render)."""
+    st.session_state[K_READING] = method.reading
+    st.session_state[K_EXTRACT] = method.extract
+    if method.extract == "threshold" and method.threshold in al.SEARCH_THRESHOLDS:
+        st.session_state[K_TAU] = method.threshold
+
+
 def gold_ui(chosen: dict | None) -> str:
     """The preset's gold links, or links the user types (Pharaoh, optional)."""
     if chosen is not None and chosen.get("gold"):
@@ -233,7 +241,7 @@ def main() -> None:
     st.divider()
     sentence_view(model_key, engine, source, target, gold_text, method)
     st.divider()
-    upload_view(model_key, engine, method)
+    upload_view(model_key, engine, method, use_method)
     st.divider()
     st.subheader("Which heads align?")
     table_view(model_key, engine, method)

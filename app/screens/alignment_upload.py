@@ -23,6 +23,7 @@ from attention_lens.app.services import alignment as al
 
 K_FILE, K_SENT, K_HEAD, K_RANK = "align_upload", "align_upload_sentence", "align_upload_head", "align_upload_rank"
 K_WORST = "align_upload_worst"
+K_USE_BEST = "align_upload_use_best"
 K_EXPLORE_GOLD = "explore_gold"  # {model, source, target, gold, reading}: Explore draws these links
 K_GO_EXPLORE = "align_go_explore"  # set by the button's on_click: switch to Explore on this run
 TABLE_ROWS = 5000  # sentences listed in the table (the worst first); the file's figures count every sentence
@@ -51,7 +52,13 @@ def _pick_ranked_head() -> None:
         st.session_state[K_HEAD] = ranking[rows[0]]
 
 
-def _ranking(report: al.UploadReport, method: al.Method, engine) -> None:
+def _tau(method: al.Method) -> str:
+    return f" τ={method.threshold:g}" if method.extract == "threshold" and method.threshold is not None else ""
+
+
+def _ranking(report: al.UploadReport, method: al.Method, engine, use_method=None) -> None:
+    """The best method and head on the file, and every head ranked read with `method`'s extraction and reading;
+    `use_method(m)` (a widget callback) sets the page's extraction and reading to those of `m`."""
     tally = report.tally
     best, best_head = report.best_method, report.best_head()
     c = tally[best]
@@ -69,8 +76,17 @@ def _ranking(report: al.UploadReport, method: al.Method, engine) -> None:
                          "precision": k.precision, "recall": k.recall})
     table = pd.DataFrame(rows).sort_values("AER", kind="stable").reset_index(drop=True)
     st.session_state[K_RANK + "_order"] = list(table["head"])
-    st.markdown(f"Every head ranked by AER with the method chosen above (`{method.extract}`, `{method.reading}` "
-                f"reading). Click a row to open that head below.")
+    read_as = f"`{method.extract}`{_tau(method)}, `{method.reading}` reading"
+    if (method.extract, method.reading, _tau(method)) == (best.extract, best.reading, _tau(best)):
+        st.markdown(f"Every head ranked by AER read as the best method reads ({read_as}). Click a row to open that "
+                    f"head below.")
+    else:
+        st.markdown(f"Every head ranked by AER read with the extraction and reading set at the top of the page "
+                    f"({read_as}), not as the best method reads (`{best.extract}`{_tau(best)}, `{best.reading}` "
+                    f"reading). Click a row to open that head below.")
+        if use_method is not None:
+            st.button(f"Rank with the best method's extraction and reading ({best.extract}{_tau(best)}, "
+                      f"{best.reading})", key=K_USE_BEST, on_click=use_method, args=(best,))
     st.dataframe(table, hide_index=True, key=K_RANK, on_select=_pick_ranked_head, selection_mode="single-row",
                  height=min(36 * (len(table) + 1), 360), column_config={
                      "AER": st.column_config.NumberColumn(format="%.3f"),
@@ -308,7 +324,7 @@ def aligned_with_progress(model_key: str, data: bytes) -> al.UploadReport:
     return report
 
 
-def upload_view(model_key: str, engine, method: al.Method) -> None:
+def upload_view(model_key: str, engine, method: al.Method, use_method=None) -> None:
     st.subheader("Your test file")
     up = st.file_uploader(f"Upload a TSV: source, target, and gold links if you have them (the whole file is "
                           f"read, any number of lines, {services.UPLOAD_CAP_TEXT})", type=["tsv", "txt"], key=K_FILE,
@@ -346,7 +362,7 @@ def upload_view(model_key: str, engine, method: al.Method) -> None:
                f"whole file read ({up.size / 1024 / 1024:.1f} MB; files of {services.UPLOAD_CAP_TEXT} are read "
                f"whole) in {report.seconds:.1f} s.")
     if report.tally is not None:
-        _ranking(report, method, engine)
+        _ranking(report, method, engine, use_method)
     else:
         _agreement(report, method, engine)
     export = _head_method(method, engine)

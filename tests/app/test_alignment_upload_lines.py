@@ -52,3 +52,22 @@ def test_one_method_name_on_the_ranking_and_the_download(tiny_ckpt, monkeypatch)
     assert name.startswith("union-plain-")
     download = next(b for b in at.get("download_button") if "Download the predicted links" in b.label)
     assert download.label == f"Download the predicted links (Pharaoh, {name})"
+
+
+def test_the_ranking_says_which_reading_it_uses_and_can_take_the_best_methods(tiny_ckpt, monkeypatch):
+    at = page_on(monkeypatch, ALIGNMENT, [tiny_ckpt], preset="custom", align_extract="union")
+    upload(at, "".join(f"{s}\t{t}\t0-0\n" for s, t in zip(SOURCES, TARGETS)))
+    best = Method.parse(next(m.value for m in at.success if "Best method" in m.value).split("**")[1])
+    said = next(m.value for m in at.markdown if m.value.startswith("Every head ranked"))
+    assert "set at the top of the page (`union`, `plain` reading)" in said  # not "the method chosen above"
+    assert (best.extract, best.reading) != ("union", "plain"), best  # the tiny model's best reads otherwise
+    assert f"not as the best method reads (`{best.extract}`" in said
+    at.button(key="align_upload_use_best").click().run()
+    assert not at.exception
+    assert (at.selectbox(key="align_extract").value, at.selectbox(key="align_reading").value) == \
+        (best.extract, best.reading)
+    ranking = at.dataframe(key="align_upload_rank").value
+    assert all(Method.parse(n).extract == best.extract for n in ranking["method"])
+    said = next(m.value for m in at.markdown if m.value.startswith("Every head ranked"))
+    assert said.startswith("Every head ranked by AER read as the best method reads")
+    assert not [b for b in at.button if b.key == "align_upload_use_best"]
