@@ -28,3 +28,15 @@ def tiny_engine(tiny_ckpt):
     from attention_lens.model.builtin.engine import BuiltinEngine
 
     return BuiltinEngine.load(tiny_ckpt)
+
+
+@pytest.fixture(autouse=True)
+def _caches_emptied_after_a_test_opened_its_own_model_folders():
+    """A model of a test's folder cached under a shipped model's name ("en-fr") must not be what the next test
+    opens by that name."""
+    yield
+    from tests.fixtures import apptest
+
+    if apptest.TEST_FOLDERS_OPENED[0]:
+        apptest.clear_caches()
+        apptest.TEST_FOLDERS_OPENED[0] = False
