@@ -131,6 +131,23 @@ def read_links(data: str | Path, links: str | Path) -> dict[tuple[str, str], str
     return out
 
 
+def join_linked_pairs(pairs: Sequence[tuple[str, str, str]]) -> tuple[str, str, str]:
+    """(source, target, Pharaoh links) of several linked pairs joined into one longer pair: the sentences
+    joined by a space, each pair's links moved by the words before it on each side, so every link still joins
+    the same two words. Possible links (`i?j`) stay possible."""
+    sources, targets, links = [], [], []
+    n_src = n_tgt = 0
+    for source, target, text in pairs:
+        gold = parse_pharaoh(text)
+        gold.check(len(source.split()), len(target.split()))
+        links.extend(f"{i + n_src}{'-' if (i, j) in gold.sure else '?'}{j + n_tgt}" for i, j in sorted(gold.possible))
+        sources.append(source.strip())
+        targets.append(target.strip())
+        n_src += len(source.split())
+        n_tgt += len(target.split())
+    return " ".join(sources), " ".join(targets), " ".join(links)
+
+
 def build_guides(rows: Sequence[tuple[str, str]], links: dict[tuple[str, str], str], src_tok, tgt_tok,
                  limit: int, eos_piece: str, reading: str, shift: bool) -> list[Guide | None]:
     """A Guide (or None) for each training pair, from its links and the model's pieces; `limit`: the pieces

@@ -8,9 +8,10 @@ import sys
 
 import pytest
 import torch
+from attention_lens.model.analysis.alignment.links import parse_pharaoh
 from attention_lens.model.corpora import read_tsv
 from attention_lens.model.corpora.grouped_split import split_by_sentence
-from attention_lens.model.training.guided import alignment_loss, guide_batch, sentence_guide
+from attention_lens.model.training.guided import alignment_loss, guide_batch, join_linked_pairs, sentence_guide
 
 from tests.fixtures.checkpoints import ROOT, SOURCES, TARGETS, build_tiny_checkpoint
 
@@ -161,3 +162,28 @@ def test_extra_pairs_can_train_the_alignment_only(start, tmp_path):
     log = (out / "train_log.csv").read_text().splitlines()
     losses = [float(row.split(",")[1]) for row in log[-2:]]  # this run's rows: step, train_loss, ...
     assert all(math.isfinite(x) for x in losses) and card["guided_alignment"]["loss_first_100"] > 0
+
+
+def test_joined_pairs_links_point_to_the_same_words():
+    pairs = [("i must go .", "je dois partir .", "0-0 1-1 2-2 3-3"),
+             ("that stuff is poison .", "ce truc , ce est de le poison .", "0-0 1-1 2?4 3-7 4-8"),
+             ("hi", "salut", "")]
+    source, target, links = join_linked_pairs(pairs)
+    assert (source, target) == ("i must go . that stuff is poison . hi", "je dois partir . ce truc , ce est de le "
+                                                                          "poison . salut")
+    src_words, tgt_words = source.split(), target.split()
+    joined = parse_pharaoh(links)
+    expected_sure, expected_possible = set(), set()
+    for s, t, text in pairs:
+        gold = parse_pharaoh(text)
+        expected_sure |= {(s.split()[i], t.split()[j]) for i, j in gold.sure}
+        expected_possible |= {(s.split()[i], t.split()[j]) for i, j in gold.possible}
+    assert {(src_words[i], tgt_words[j]) for i, j in joined.sure} == expected_sure
+    assert {(src_words[i], tgt_words[j]) for i, j in joined.possible} == expected_possible
+    assert (6, 8) in joined.possible - joined.sure  # `is ? est` moved by 4 source and 4 target words
+    assert len(joined.sure) == 8
+
+
+def test_joining_rejects_links_past_a_pair_s_words():
+    with pytest.raises(ValueError, match="outside the sentence"):
+        join_linked_pairs([("a b", "x", "2-0")])
