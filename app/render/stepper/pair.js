@@ -132,6 +132,7 @@ function drawPair(s) {
     for (const p of c.panels) p.qEls.forEach((d, i) => d.classList.toggle('lens-marked', i === mark && i < c.step));
   }
   s.stepped = false;
+  levelPictures(P.children);
   const note = h.notes && h.notes[s.step - 1];
   if (!('noteShown' in P) || P.noteShown !== note) { // the step's line, written again only for another step's
     P.noteShown = note;
@@ -145,6 +146,29 @@ function drawPair(s) {
   s.lastDraw = performance.now();
   s.root.dataset.drawn = String(s.lastDraw);
   s.root.dispatchEvent(new CustomEvent('lens-drawn', { detail: { step: s.step }, bubbles: true, composed: true }));
+}
+
+// The runs' pictures levelled, each as tall as the tallest: a picture keeps the height of its run's tallest step
+// (stepper.js layout), so two runs of other lengths put their step panels at other heights. Set once per layout
+// (nothing moves while stepping); the room for the steps to come fills the shorter picture down to that height.
+function levelPictures(children) {
+  const shown = children.filter((c) => c.frame && c.header.picture !== 'next');
+  const natural = (c) => {
+    const kept = c.minH;
+    c.minH = 0;
+    const px = boxHeight(c);
+    c.minH = kept;
+    return px;
+  };
+  const tallest = Math.max(0, ...shown.map(natural));
+  for (const c of shown) {
+    if (c.minH === tallest) continue;
+    c.minH = tallest;
+    c.picture.style.minHeight = `${tallest}px`;
+    setRoomHeight(c);
+    placeRoom(c, c.shownRows, c.geometry.rowH);
+    updateMore(c, c.scrollTopNow || 0);
+  }
 }
 
 function matching(a, b) {

@@ -265,7 +265,16 @@ function create(parent) {
   const legendMax = el('span', 'lens-legend-max', '1');
   legend.append(el('span', 'lens-label', 'weight'), el('span', '', '0'), legendBar, legendMax,
     el('span', 'lens-legend-mask', ''), el('span', 'lens-label', 'masked'));
-  left.append(legend, picture, described, caption);
+  // A picture in a scrolling box (one head, layer, mean) can hold more than the box shows, and a scroll bar may
+  // not be drawn (overlay scroll bars, headless): what is cut off below is named on a button over the box's
+  // bottom edge, which scrolls the box to it. Outside the box (not part of the picture a screen reader reads),
+  // in a box of no height (shown or hidden by its visibility: nothing is laid out again).
+  const more = el('div', 'lens-more');
+  const moreButton = el('button', 'lens-more-btn');
+  moreButton.type = 'button';
+  moreButton.addEventListener('click', () => s.showBelow());
+  more.appendChild(moreButton);
+  left.append(legend, picture, more, described, caption);
   const side = el('div', 'lens-side');
   body.append(left, side);
   root.appendChild(body);
@@ -273,7 +282,12 @@ function create(parent) {
   tip.setAttribute('role', 'tooltip');
   root.appendChild(tip);
   Object.assign(s, { buttons, speed, slider, counter, picture, described, caption, side, tip, left, legendBar,
-    legendMax, choose, chooser, pickers });
+    legendMax, choose, chooser, pickers, more, moreButton });
+  picture.addEventListener('scroll', () => { if (s.frame) updateMore(s, picture.scrollTop); }, { passive: true });
+  s.showBelow = () => { // the box scrolled so the last drawn row and its key labels end at its bottom
+    if (!s.frame) return;
+    picture.scrollTo({ top: Math.max(0, Math.ceil(s.drawnBottom - boxHeight(s))) });
+  };
 
   s.toggleChooser = () => { if (chooser.hidden) s.openChooser(); else s.closeChooser(); };
   s.openChooser = () => {
@@ -558,9 +572,82 @@ function layout(s) {
       box.append(wrap, keys);
       row.appendChild(box);
       s.panels.push({ ...p, canvas, ctx: canvas.getContext('2d'), outline, kEls, qEls, box, wrap, keys, cellW, cellH,
-        dpr, shown: { rows: -1, rowH: 0, keys: k.length, now: undefined, row: '' } });
+        dpr, prow: r / perRow, shown: { rows: -1, rowH: 0, keys: k.length, now: undefined, row: '' } });
     }
     s.picture.appendChild(row);
+  }
+  // The picture's frame, for what a step draws in it (placeRoom, updateMore): each row of panels is as tall as at
+  // its tallest step, with a 10 px margin under it (.lens-prow). The space the steps to come will fill is shown as
+  // such (the room): one box under the whole picture, laid out here, of which a step shows the part under the
+  // rows drawn so far by a clip.
+  const titleH = panels[0].title ? F + 8 : 0;
+  const rowsN = Math.ceil(panels.length / perRow);
+  const prowH = titleH + rowsBox + keysH;
+  const scroll = h.view !== 'grid';
+  // the picture's content: the last row's margin is in a scrolling box, and out of a plain one (collapsed)
+  s.frame = { titleH, keysH, prowH, rowsN, contentH: rowsN * (prowH + 10) - (scroll ? 0 : 10), scroll };
+  const room = el('div', 'lens-room');
+  room.setAttribute('aria-hidden', 'true');
+  room.style.left = `${labelW + gap}px`;
+  room.style.width = `${Math.min(perRow, panels.length) * (cellW * k.length + gap) - gap}px`;
+  room.appendChild(el('span', 'lens-room-text', 'the rows of the steps to come are drawn here'));
+  s.picture.prepend(room);
+  s.room = room;
+  s.roomFor = null;
+  setRoomHeight(s);
+}
+
+// ---- the room kept for the steps to come, and what a scrolling box holds below what it shows -------------------
+function roomHeight(s) { // down to the last row of panels' bottom, or to the height the picture was levelled to
+  return Math.max(s.frame.contentH, s.minH || 0) - (s.frame.scroll ? 10 : 0);
+}
+function setRoomHeight(s) {
+  const px = `${roomHeight(s)}px`;
+  if (s.room.style.height !== px) s.room.style.height = px;
+}
+// The height of the picture's box: its content, or at least the height it was levelled to (two runs side by side),
+// at most the scrolling box's (stepper.css: .lens-picture.lens-scroll, min(62vh, 640px)).
+function boxHeight(s) {
+  const content = Math.max(s.frame.contentH, s.minH || 0);
+  return s.frame.scroll ? Math.min(content, 0.62 * (window.innerHeight || 768), 640) : content;
+}
+
+// The room shown under the rows drawn so far (`rows` rows `rowH` px tall): its part under the last row of panels'
+// key labels, by a clip (nothing laid out again); its words only where there is space for them.
+function placeRoom(s, rows, rowH) {
+  const f = s.frame, last = s.labelRows[s.labelRows.length - 1];
+  s.drawnBottom = (f.rowsN - 1) * (f.prowH + 10) - (last ? last.up : 0) + f.titleH + rows * rowH + f.keysH;
+  const top = Math.ceil(s.drawnBottom) + 4, free = roomHeight(s) - top;
+  const look = free < 8 ? 'none' : `${top}|${free >= 2 * s.geometry.F + 12}`;
+  if (s.roomFor === look) return;
+  s.roomFor = look;
+  s.room.classList.toggle('on', free >= 8);
+  s.room.classList.toggle('worded', free >= 2 * s.geometry.F + 12);
+  if (free >= 8) s.room.style.clipPath = `inset(${top}px 0 0 0)`;
+}
+
+// The button over a scrolling picture's bottom edge, shown while a drawn row or key label is below what the box
+// shows (scrolled `top` px down): it names the panels cut off (or the rows, or the labels of the keys).
+function updateMore(s, top) {
+  const f = s.frame, end = top + boxHeight(s) + 1;
+  let text = '';
+  if (f.scroll && s.drawnBottom > end) {
+    const rows = s.shownRows, rowH = s.geometry.rowH, names = [];
+    let rowsCut = false;
+    s.labelRows.forEach((L, i) => {
+      const cells = i * (f.prowH + 10) - L.up + f.titleH; // the top of this row of panels' cells
+      if (cells + rows * rowH + f.keysH <= end) return;
+      if (cells + rows * rowH > end) rowsCut = true;
+      for (const p of s.panels) if (p.prow === i && p.title) names.push(p.title);
+    });
+    text = names.length ? `More below: ${names.join(', ')} ↓` : rowsCut ? 'More rows below ↓' : 'The key labels below ↓';
+  }
+  if (s.moreText === text) return;
+  s.moreText = text;
+  s.more.classList.toggle('on', !!text);
+  if (text) {
+    s.moreButton.textContent = text;
+    s.moreButton.title = 'Scroll the picture to show it';
   }
 }
 
@@ -700,6 +787,9 @@ function drawPicture(s) {
     if (L.up !== up) L.row.style.transform = up ? `translateY(-${up}px)` : '';
     L.up = up;
   });
+  s.shownRows = rows;
+  placeRoom(s, rows, cellH);
+  updateMore(s, s.scrollTopNow || 0);
   for (const L of s.labelRows) { // row labels live in the panel row's first column: every panel row shares them
     if (L.rowH !== cellH) { // every row label's height (stepper.css: .lens-q), one property of their column
       L.box.style.setProperty('--lens-row', `${cellH}px`);
@@ -1007,6 +1097,7 @@ function draw(s) {
   const h = s.header;
   // the picture's column width, read first: a read after this draw's first change would lay the page out twice
   s.width = Math.max(280, s.left.clientWidth || 680);
+  s.scrollTopNow = s.picture.scrollTop;
   s.root.dataset.step = String(s.step);
   if (s.root.dataset.m !== String(h.m)) s.root.dataset.m = String(h.m);
   s.root.classList.toggle('present', !!h.present);
