@@ -36,6 +36,7 @@ from pathlib import Path
 
 from benchmarks.harness import (
     CHIPS,
+    IDLE,
     ROOT,
     ROW_SHOWN,
     SOURCE_SHOWN,
@@ -72,10 +73,13 @@ class BrowserPage:
     end)."""
 
     def __init__(self, page, context):
+        from benchmarks.burst_bench import FrameLog
+
         self.page, self.context = page, context
         self.next = page.locator(STEPPER_NEXT)
         self.reset = page.locator(STEPPER_FIRST)
         self.row = 0  # the stepper's last drawn row (step - 1)
+        self.log = FrameLog(page)  # the websocket frames it sends and receives (from its first page load on)
 
     @classmethod
     async def open(cls, browser, url: str, text: str | None = None, viewport=(1366, 768)) -> BrowserPage:
@@ -112,6 +116,19 @@ class BrowserPage:
         await self.page.wait_for_function(ROW_SHOWN, arg=[self.row + 1], timeout=STEP_TIMEOUT_MS)
         self.row += 1
         return time.perf_counter() - t0
+
+    async def captured_step(self) -> list[dict]:
+        """One untimed step (First step before it at the run's end) with what the page sent for it: the BackMsgs
+        from the click until the new row is drawn, the page idle and SETTLE_MS more (burst_bench.describe)."""
+        from benchmarks.burst_bench import SETTLE_MS, describe
+
+        await self.ready()
+        await self.page.wait_for_timeout(SETTLE_MS)
+        mark = len(self.log.sent)
+        await self.click_next()
+        await self.page.wait_for_selector(IDLE, timeout=STEP_TIMEOUT_MS)
+        await self.page.wait_for_timeout(SETTLE_MS)
+        return [describe(f) for f in self.log.sent[mark:]]
 
     async def errors(self) -> int:
         """Streamlit exceptions and error boxes on the page now."""

@@ -14,6 +14,14 @@ measurements follow, on the same sessions:
    time within one mean think time, then after each drawn click an independent exponential think time of mean
    `--think` seconds (at least MIN_THINK), so clicks fall together as chance makes them.
 
+What a protocol session sends for a step is what the served tree's Chromium page sends (`--step browser`, the
+default): before the phases the first Chromium page takes one untimed step while its websocket frames are recorded
+(with no page, tests/fixtures/stepper_step.json, captured the same way), and every protocol session sends exactly
+that per step (benchmarks/burst_bench.replay: nothing, or the Next click below). Explore's stepper steps in the
+browser and sends nothing, so its protocol sessions then hold their page open and step silently (counted, not
+timed). `--step server` makes every protocol step the server's Next click regardless (a script run per step: the
+rig before the stepper, and what a server run per step costs).
+
 A protocol click counts only when it is verified: the run it caused must show the step counter one higher and a
 new attention figure (its spec differs from the one before). Its latency runs from sending the click to the
 last message of the run it caused (`script_finished`); anything else is an error (a wrong step, an unchanged
@@ -76,6 +84,7 @@ from tests.support.server import served_replicas
 from tests.support.st_client import Session
 
 MIN_THINK = 0.3  # s: nobody reads a step faster
+STEP_FIXTURE = ROOT / "tests" / "fixtures" / "stepper_step.json"  # what Chromium sent per step of Explore
 __all__ = ["TEXT", "Session", "click_next", "explore_view", "free_port", "open_explore", "run", "server_env",
            "wait_healthy"]
 
@@ -95,6 +104,7 @@ class Tally:
     blocks: list[int] = field(default_factory=list)
     nbytes: list[int] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    silent: int = 0  # steps that sent the server nothing (as the browser's)
 
     def add(self, click: Click) -> None:
         self.seconds.append(click.seconds)
@@ -107,8 +117,10 @@ class Tally:
 class Student:
     """A protocol session or a Chromium page, clicking Next when told."""
 
-    def __init__(self, session: Session | None = None, page=None):
-        self.session, self.page = session, page
+    def __init__(self, session: Session | None = None, page=None, plan: list[dict] | None = None):
+        """`plan`: what a step sends (a captured browser step, burst_bench.replayable): [] nothing, None or one
+        rerun the server's Next click."""
+        self.session, self.page, self.plan = session, page, plan
 
     async def prepare(self) -> None:
         if self.session is not None:
@@ -118,7 +130,9 @@ class Student:
 
     async def click(self, tally: Tally) -> None:
         try:
-            if self.session is not None:
+            if self.session is not None and self.plan == []:
+                tally.silent += 1  # the browser sends nothing for this step: neither does its protocol twin
+            elif self.session is not None:
                 click, why = await click_verified(self.session)
                 if why:
                     tally.errors.append(why)
@@ -200,15 +214,33 @@ async def open_class(url: str, sessions: int, browsers: int, text: str | None, p
                              "replicas": Counter(s.session.replica for s in students if s.session.replica)}
 
 
+def fixture_plan() -> list[dict]:
+    """What a Chromium page sent for one step of Explore (tests/fixtures/stepper_step.json, every captured step
+    alike), for a class with no page to capture it from."""
+    steps = json.loads(STEP_FIXTURE.read_text(encoding="utf-8"))["steps"]
+    plans = {json.dumps(st["sent"]) for st in steps}
+    if len(plans) != 1:
+        raise ValueError(f"{STEP_FIXTURE.name}: the captured steps differ: {sorted(plans)}")
+    return steps[0]["sent"]
+
+
 async def drive(url: str, sessions: int, browsers: int, rounds: int, gap: float, seconds: float, think: float,
-                text: str | None, pids: list[int], seed: int) -> dict:
+                text: str | None, pids: list[int], seed: int, step: str = "browser") -> dict:
     from playwright.async_api import async_playwright
+
+    from benchmarks.burst_bench import replayable
 
     async with async_playwright() as p:
         protocol, pages, opened = await open_class(url, sessions, browsers, text, p)
         everyone = protocol + pages
-        out = {"opened": opened, "rss_loaded_mb": sum(rss_mb(q) for q in pids) if pids else None}
+        out = {"opened": opened, "rss_loaded_mb": sum(rss_mb(q) for q in pids) if pids else None, "plan": None}
         try:
+            if step == "browser":
+                plan = await pages[0].page.captured_step() if pages else fixture_plan()
+                replayable(plan)
+                for st in protocol:
+                    st.plan = plan
+                out["plan"] = plan
             for name, phase in (("burst", lambda: burst(everyone, rounds, gap)),
                                 ("random", lambda: random_arrivals(everyone, seconds, think, random.Random(seed)))):
                 if (name == "burst" and not rounds) or (name == "random" and not seconds):
@@ -250,10 +282,13 @@ def summarise(out: dict, sessions: int, browsers: int) -> dict:
     n = sum(len(t.seconds) for t in both)
     cpu = [out[name]["cpu_s"] for name in ("burst", "random") if out.get(name) and out[name]["cpu_s"] is not None]
     browser_clicks = sum(len(t.seconds) for name in ("burst", "random") if out.get(name) for t in out[name]["browser"])
+    silent = sum(t.silent for t in both)  # protocol steps that sent nothing, as the browser's: steps all the same
     summary.update({
         "clicks": clicks, "errors": errors + len(out["opened"]["failures"]),
-        # server CPU of every click (the browsers' too) over the clicks; messages and blocks of protocol clicks
-        "cpu_ms_per_click": round(1000 * sum(cpu) / (n + browser_clicks), 1) if cpu and n + browser_clicks else None,
+        # server CPU of every step (the browsers' and the silent ones too) over the steps; messages and blocks of
+        # protocol clicks
+        "cpu_ms_per_click": round(1000 * sum(cpu) / (n + browser_clicks + silent), 2)
+        if cpu and n + browser_clicks + silent else None,
         "messages_per_click": round(sum(sum(t.messages) for t in both) / n, 1) if n else None,
         "blocks_per_click": round(sum(sum(t.blocks) for t in both) / n, 1) if n else None,
         "server_rss_mb": round(out["rss_mb"], 1) if out["rss_mb"] is not None else None,
@@ -264,8 +299,9 @@ def summarise(out: dict, sessions: int, browsers: int) -> dict:
 
 def run(sessions: int = 10, browsers: int = 0, rounds: int = 5, gap: float = 1.0, seconds: float = 30,
         think: float = 4.0, text: str | None = TEXT, url: str | None = None, pids: list[int] = (),
-        server_args: list[str] = (), model: str | None = None, seed: int = 31) -> dict:
-    """The measurement; returns the summary (the JSON line) and the details."""
+        server_args: list[str] = (), model: str | None = None, seed: int = 31, step: str = "browser") -> dict:
+    """The measurement; returns the summary (the JSON line) and the details. `step`: "browser" (a protocol
+    step sends what the Chromium page's step sent) or "server" (the server's Next click)."""
     proc = None
     if url is None:
         port = free_port()
@@ -273,7 +309,7 @@ def run(sessions: int = 10, browsers: int = 0, rounds: int = 5, gap: float = 1.0
         url, pids = f"http://127.0.0.1:{port}", [proc.pid]
     try:
         rss_start = sum(rss_mb(p) for p in pids)
-        out = asyncio.run(drive(url, sessions, browsers, rounds, gap, seconds, think, text, list(pids), seed))
+        out = asyncio.run(drive(url, sessions, browsers, rounds, gap, seconds, think, text, list(pids), seed, step))
     finally:
         if proc is not None:
             stop(proc)
@@ -282,6 +318,8 @@ def run(sessions: int = 10, browsers: int = 0, rounds: int = 5, gap: float = 1.0
               for e in t.errors]
     loads = out["opened"]["loads"]
     details = {
+        "step": step, "plan": out["plan"],
+        "silent_steps": sum(t.silent for name in ("burst", "random") if out.get(name) for t in out[name]["protocol"]),
         "rounds": rounds, "gap_s": gap, "random_s": seconds, "think_s": think, "text": text,
         "burst_seconds": round(out["burst"]["seconds"], 1) if out.get("burst") else None,
         "random_clicks_per_s": round(summary["random_clicks"] / out["random"]["seconds"], 2)
@@ -394,6 +432,9 @@ def main() -> None:
     parser.add_argument("--server-pid", type=int, action="append", default=[], help="with --url: pid(s) to measure")
     parser.add_argument("--server-arg", action="append", default=[], help="an option for `streamlit run`")
     parser.add_argument("--model", help="a checkpoint folder to serve (default: the shipped models)")
+    parser.add_argument("--step", choices=("browser", "server"), default="browser",
+                        help="a protocol step sends what the Chromium page's step sent (browser) or clicks the "
+                             "server's Next (server: a script run per step)")
     parser.add_argument("--quick", action="store_true", help="a tiny run: 3 sessions, no browser, 2 rounds, 3 s")
     parser.add_argument("--sweep", help="class sizes, e.g. 10,20,30: one fresh server per size (sessions + browsers)")
     parser.add_argument("--replicas", type=int, default=0,
@@ -413,7 +454,7 @@ def main() -> None:
                           "after_tree": str(after)}))
         return
     kw = {"rounds": args.rounds, "gap": args.gap, "seconds": args.seconds, "think": args.think,
-          "text": args.text or None, "server_args": args.server_arg, "seed": args.seed}
+          "text": args.text or None, "server_args": args.server_arg, "seed": args.seed, "step": args.step}
     if args.sweep:
         print(json.dumps(sweep([int(n) for n in args.sweep.split(",")], args.replicas, args.browsers, **kw)))
         return
@@ -424,7 +465,7 @@ def main() -> None:
         print(json.dumps(report["summary"]))
         return
     report = run(args.sessions, args.browsers, args.rounds, args.gap, args.seconds, args.think, args.text or None,
-                 args.url, args.server_pid, args.server_arg, args.model, args.seed)
+                 args.url, args.server_pid, args.server_arg, args.model, args.seed, args.step)
     print(json.dumps(report["details"]))
     print(json.dumps(report["summary"]))
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import browser_load_test, load_test
+from benchmarks import browser_load_test, burst_bench, load_test
 from tests.support.browser import CHROMIUM
 from tests.support.explore_session import click_next, click_verified, explore_view, open_explore
 from tests.support.server import app_env, served
@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app"
 ENTRY = str(APP / "streamlit_app.py")
 CLICK = ROOT / "tests" / "fixtures" / "next_click.json"
+STEP = ROOT / "tests" / "fixtures" / "stepper_step.json"  # what Chromium sent per stepper step
 SUMMARY = ["sessions", "browsers", *(f"{phase}_{what}" for phase in ("burst", "random") for what in
            ("p50_ms", "p95_ms", "max_ms", "browser_p50_ms", "browser_p95_ms", "browser_max_ms", "clicks")),
            "clicks", "errors", "cpu_ms_per_click", "messages_per_click", "blocks_per_click", "server_rss_mb",
@@ -84,7 +85,7 @@ def test_the_captured_click_is_what_chromium_sends_today(tmp_path):
 
 @pytest.mark.slow
 def test_protocol_sessions_burst_and_random_and_every_click_is_verified():
-    report = load_test.run(sessions=3, browsers=0, rounds=2, gap=0.2, seconds=3, think=0.5)
+    report = load_test.run(sessions=3, browsers=0, rounds=2, gap=0.2, seconds=3, think=0.5, step="server")
     print(report)
     summary = report["summary"]
     assert list(summary) == SUMMARY
@@ -99,13 +100,65 @@ def test_protocol_sessions_burst_and_random_and_every_click_is_verified():
 @pytest.mark.slow
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM}")
 def test_a_chromium_page_clicks_beside_the_protocol_sessions():
+    """The protocol sessions step as the page does: its captured step (the stepper's: nothing sent) is theirs, so
+    the burst's timed clicks are the page's and every protocol step is a silent one."""
     report = load_test.run(sessions=2, browsers=1, rounds=2, gap=0.2, seconds=4, think=0.5)
     print(report)
-    summary = report["summary"]
-    assert summary["errors"] == 0, report["details"]
-    assert summary["burst_clicks"] == 3 * 2
+    summary, details = report["summary"], report["details"]
+    assert summary["errors"] == 0, details
+    assert details["step"] == "browser" and details["plan"] == load_test.fixture_plan() == []
+    assert summary["burst_clicks"] == 2 and summary["burst_p50_ms"] is None  # the page's; the sessions sent nothing
+    assert details["silent_steps"] >= 2 * 2
     assert 0 < summary["burst_browser_p50_ms"] <= summary["burst_browser_max_ms"] < 60_000
     assert summary["random_browser_p95_ms"] is not None
+
+
+@pytest.mark.slow
+def test_a_protocol_step_sends_what_a_chromium_step_sends():
+    """The load test's protocol session, stepping as a captured Chromium step did (tests/fixtures/stepper_step.json:
+    20 clicks on the stepper's Next, captured with `python -m benchmarks.burst_bench --capture`), sends the server
+    the same messages for each step and gets the same number back (the stepper's step: none either way; the
+    session's Next click sent a script run per step before)."""
+    real = json.loads(STEP.read_text(encoding="utf-8"))
+    assert len(real["steps"]) == 20 and real["load_sent"] == ["rerun_script"]  # the capture heard the page
+
+    async def ours(url: str) -> list[dict]:
+        s = await burst_bench.open_session(url)
+        student = load_test.Student(session=s, plan=load_test.fixture_plan())
+        tally, seen = load_test.Tally(), []
+        try:
+            for _ in real["steps"]:
+                sent0, got0 = len(s.sent), s.got
+                await student.prepare()
+                await student.click(tally)
+                await asyncio.sleep(burst_bench.SETTLE_MS / 1000)
+                seen.append({"sent": [burst_bench.describe(f) for f in s.sent[sent0:]], "received": s.got - got0})
+        finally:
+            await s.close()
+        assert tally.errors == [] and tally.silent == len(real["steps"])
+        return seen
+
+    with served(app_env(LENS_WARMUP="0")) as (url, _):
+        seen = asyncio.run(ours(url))
+    assert seen == real["steps"]
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM}")
+def test_a_burst_of_a_page_and_sessions_steps_as_the_captured_step():
+    """burst_bench on this tree: the page's step sends what the fixture says (the fixture is today's), the
+    protocol sessions replay it, and the server hears nothing of the class's steps."""
+    real = json.loads(STEP.read_text(encoding="utf-8"))
+
+    with served(burst_bench.tree_env(ROOT)) as (url, proc):
+        out = asyncio.run(burst_bench.burst(url, proc.pid, sessions=2, pages=1, rounds=3, gap=0.2))
+    print(out)
+    assert out["plan"] == real["steps"][0]["sent"] and out["plan_received"] == real["steps"][0]["received"]
+    assert out["error_count"] == 0 and out["page_steps"] == 3
+    assert out["page_frames_sent_per_step"] == out["session_frames_sent_per_step"] == len(out["plan"])
+    assert out["session_frames_received_per_step"] == out["page_frames_received_per_step"]
+    assert 0 < out["page_p50_ms"] <= out["page_max_ms"] < 60_000
 
 
 @pytest.mark.browser
