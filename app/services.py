@@ -19,6 +19,7 @@ from attention_lens.app import registry
 from attention_lens.model.analysis import alignment, bug_meters, exposure, kv_cache
 from attention_lens.model.analysis.ablation import rank_heads
 from attention_lens.model.analysis.bug_meters import row_sums, sharpness, swap_meter
+from attention_lens.model.analysis.card_pages import own_test_examples
 from attention_lens.model.analysis.compare import difference
 from attention_lens.model.analysis.head_roles import head_roles
 from attention_lens.model.analysis.kv_cache import Measured, expected_rows, generation_macs, step_macs
@@ -31,8 +32,7 @@ from attention_lens.model.analysis.leakage import (
     sample_report,
 )
 from attention_lens.model.analysis.probe import ProbeResult, probe
-from attention_lens.model.corpora import PAIRS, Example, first_test_examples, read_tsv
-from attention_lens.model.corpora.grouped_split import held_out_split
+from attention_lens.model.corpora import PAIRS, Example, read_tsv
 from attention_lens.model.engine import CheckpointError, DecodeOptions, Engine, ModelInputError, Trace, load_engine
 from attention_lens.model.engine.bugs import EXPLAIN as BUG_EXPLAIN
 from attention_lens.model.engine.device import DeviceError
@@ -123,14 +123,10 @@ def test_examples(engine: Engine, n: int) -> list[Example]:
     """The first n pairs of the model's own test split: for a model trained on a file (the everyday models),
     the split `train --data` made of it; for a built-in pair, its generated test split. A model with neither
     (a Hugging Face model, whose card names no built-in pair) raises ModelInputError (NO_TEST_SPLIT)."""
-    card = engine.card
-    if isinstance(card.get("data"), str) and card.get("text") == "raw":
-        test = held_out_split(card["data"], int(card.get("seed", 0)))["test"][:n]
-        return [Example(s, t, "") for s, t in test]
-    if card.get("pair") not in PAIRS:
+    examples = own_test_examples(engine.card, n)
+    if examples is None:
         raise ModelInputError(NO_TEST_SPLIT.format(pairs=", ".join(PAIRS)))
-    return first_test_examples(card["pair"], n)
-
+    return examples
 
 
 @st.cache_data(max_entries=256, show_spinner="Probing…")
