@@ -100,8 +100,7 @@ def pair_run(sentences: list[str]) -> bytes:
     from attention_lens.app.render import stepper
 
     blobs, ms = [], []
-    for i, sentence in enumerate(sentences):
-        _, rest = stepper.unpack(packed_run("head", "cross_attention", sentence))
+    for i, sentence in enumerate(sentences):  # each with a run id of its own
         blob = packed_run("head", "cross_attention", sentence)
         header, _ = stepper.unpack(blob)
         ms.append(header["m"])

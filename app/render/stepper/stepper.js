@@ -590,9 +590,11 @@ function layout(s) {
   room.setAttribute('aria-hidden', 'true');
   room.style.left = `${labelW + gap}px`;
   room.style.width = `${Math.min(perRow, panels.length) * (cellW * k.length + gap) - gap}px`;
-  room.appendChild(el('span', 'lens-room-text', 'the rows of the steps to come are drawn here'));
+  const roomText = el('span', 'lens-room-text', 'the rows of the steps to come are drawn here');
+  room.appendChild(roomText);
   s.picture.prepend(room);
   s.room = room;
+  s.roomText = roomText;
   s.roomFor = null;
   setRoomHeight(s);
 }
@@ -613,7 +615,8 @@ function boxHeight(s) {
 }
 
 // The room shown under the rows drawn so far (`rows` rows `rowH` px tall): its part under the last row of panels'
-// key labels, by a clip (nothing laid out again); its words only where there is space for them.
+// key labels, by a clip, its words at the top of that part by a transform (nothing laid out again); the words only
+// where there is space for them.
 function placeRoom(s, rows, rowH) {
   const f = s.frame, last = s.labelRows[s.labelRows.length - 1];
   s.drawnBottom = (f.rowsN - 1) * (f.prowH + 10) - (last ? last.up : 0) + f.titleH + rows * rowH + f.keysH;
@@ -623,7 +626,10 @@ function placeRoom(s, rows, rowH) {
   s.roomFor = look;
   s.room.classList.toggle('on', free >= 8);
   s.room.classList.toggle('worded', free >= 2 * s.geometry.F + 12);
-  if (free >= 8) s.room.style.clipPath = `inset(${top}px 0 0 0)`;
+  if (free >= 8) {
+    s.room.style.clipPath = `inset(${top}px 0 0 0)`;
+    s.roomText.style.transform = `translateY(${top + 6}px)`;
+  }
 }
 
 // The button over a scrolling picture's bottom edge, shown while a drawn row or key label is below what the box
