@@ -33,6 +33,7 @@ CUSTOM = "custom"
 # Session-state keys shared by pages.
 K_MODEL, K_PRESET, K_SOURCE, K_TARGET = "model", "preset", "source", "target"
 K_LINKED_TEXT = "linked_text"  # a link named the sentence (explore_url.apply): no preset replaces it
+K_PRESET_SEEN = "preset_seen"  # the example whose view hint Explore applied (or the link's): not applied again
 K_FOLDER = "any_folder"  # single-user mode only (registry.any_folder_allowed)
 # Markdown (and Streamlit's own :color[] / :emoji: / $math$) syntax characters, plus HTML's. A numeric character
 # reference is always literal text in CommonMark, so user text escaped this way shows as typed, never as markup.
@@ -202,13 +203,23 @@ def _mark_custom() -> None:
     st.session_state[K_PRESET] = CUSTOM
 
 
-def _source_edited() -> None:
+def _source_edited(options: list[dict[str, Any]] = ()) -> None:
     """A new sentence is no longer the preset's: neither is the preset's reference, which would otherwise be
-    teacher-forced onto it."""
-    p = preset(st.session_state.get(K_PRESET, CUSTOM))
-    if p is not None and st.session_state.get(K_TARGET) == p.get("target", ""):
-        st.session_state[K_TARGET] = ""
-    _mark_custom()
+    teacher-forced onto it. An example's own sentence typed exactly (of `options`, the model's examples) is that
+    example, as a link with its sentence opens it: named in the picker, its reference taken where none is typed,
+    the view left as it is (its view hint is for choosing it in the picker)."""
+    ss = st.session_state
+    p = preset(ss.get(K_PRESET, CUSTOM))
+    if p is not None and ss.get(K_TARGET) == p.get("target", ""):
+        ss[K_TARGET] = ""
+    typed = str(ss.get(K_SOURCE, "")).strip()
+    match = next((o for o in options if o["source"] == typed), None)
+    if match is None:
+        _mark_custom()
+        return
+    ss[K_PRESET] = ss[K_PRESET_SEEN] = match["id"]
+    if not ss.get(K_TARGET):
+        ss[K_TARGET] = match.get("target", "")
 
 
 LONG_SOURCE = 120  # characters (about 20 words); a longer source gets a multi-line box
@@ -236,8 +247,8 @@ def text_inputs(engine: Engine, container=None, cols=None) -> tuple[str, str, di
     st.session_state[K_SOURCE] = st.session_state.get(K_SOURCE, "")
     long = len(st.session_state[K_SOURCE]) > LONG_SOURCE
     field = cols[1].text_area if long else cols[1].text_input
-    source = field("Source sentence", key=K_SOURCE, on_change=_source_edited, persist_state="session",
-                   max_chars=2000, **({"height": 90} if long else {}))
+    source = field("Source sentence", key=K_SOURCE, on_change=_source_edited, args=(options,),
+                   persist_state="session", max_chars=2000, **({"height": 90} if long else {}))
     target = st.session_state.get(K_TARGET, "")
     return source, target, preset(chosen)
 

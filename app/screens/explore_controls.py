@@ -175,6 +175,9 @@ def _default(key: str, value) -> dict:
 
 
 # ---- view picker ----------------------------------------------------------------------------------------------
+SCALE_NAMES = {"fixed": "Colours 0 – 1", "stretch": "Colours 0 – max"}
+SCALE_LABEL = ("Colour scale of the attention picture: 0 – 1, every weight on the same fixed scale, or 0 – max, "
+               "the colours stretched to the largest weight shown")
 def _copy(widget_key: str, keep_key: str, allowed) -> None:
     if st.session_state.get(widget_key) in allowed:
         st.session_state[keep_key] = st.session_state[widget_key]
@@ -213,8 +216,10 @@ def view_ui(engine, cols, scale_disabled: bool = False) -> tuple[str, str, int, 
     head = _seed(K_HEAD, K_HEAD_KEEP, heads, 0)
     cols[3].selectbox("Head", heads, key=K_HEAD, format_func=lambda i: f"H{i + 1}", disabled=view != "head",
                       label_visibility="collapsed", on_change=_copy, args=(K_HEAD, K_HEAD_KEEP, heads))
-    scale = cols[4].selectbox("Colour scale", ["fixed", "stretch"], key=K_SCALE, label_visibility="collapsed",
-                              format_func={"fixed": "0 – 1", "stretch": "0 – max"}.get, disabled=scale_disabled)
+    # its label is collapsed (a label over one box of the row would put it out of line): the value says what it
+    # scales, and the label (a screen reader's name for the box) says both choices
+    scale = cols[4].selectbox(SCALE_LABEL, ["fixed", "stretch"], key=K_SCALE, label_visibility="collapsed",
+                              format_func=SCALE_NAMES.get, disabled=scale_disabled)
     return kind, view, layer, head, scale
 
 

@@ -15,13 +15,22 @@ from attention_lens.app import registry, services
 from attention_lens.app.screens import explore_analysis as analysis
 from attention_lens.app.screens import explore_controls as ctl
 from attention_lens.app.services import CODE_OF, KIND_CODES, MODES
-from attention_lens.app.state import CUSTOM, K_LINKED_TEXT, K_MODEL, K_PRESET, K_SOURCE, K_TARGET, presets
+from attention_lens.app.state import (
+    CUSTOM,
+    K_LINKED_TEXT,
+    K_MODEL,
+    K_PRESET,
+    K_PRESET_SEEN,
+    K_SOURCE,
+    K_TARGET,
+    presets,
+)
 
 VIEWS = ("grid", "layer", "head", "mean")
 ORDER = ("model", "text", "target", "mode", "beam", "temperature", "top_k", "seed", "src_lang", "tgt_lang", "step",
          "kind", "view",
          "layer", "head", "reading", "forced", "off", "present")
-K_READ, K_NOTICES, K_PENDING_STEP, K_PRESET_SEEN = "url_read", "url_notices", "url_step", "preset_seen"
+K_READ, K_NOTICES, K_PENDING_STEP = "url_read", "url_notices", "url_step"
 K_PENDING_FORCED, K_PENDING_OFF = "url_forced", "url_off"  # applied once the run and the model are known
 K_WRITTEN = "url_written"  # the query parameters a page last wrote: the same ones are no link to read
 K_VIEW_ASKED = "view_asked"  # a link, preset hint or tour stop named the view: it wins over Explore's default
