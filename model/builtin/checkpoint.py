@@ -18,6 +18,7 @@ from attention_lens.model.engine.errors import WEIGHTS, CheckpointError, refuse_
 from attention_lens.model.engine.safety import check_layers, check_size, compare, module_shapes, read_header
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
+from torch.overrides import TorchFunctionMode
 
 CONFIG, SOURCE_SPM, TARGET_SPM, CARD, LOG = ("config.json", "source.model", "target.model", "card.json",
                                             "train_log.csv")
@@ -56,12 +57,29 @@ def save_checkpoint(folder: Path, model: Transformer, src_tok: SubwordTokenizer,
         write_counts(folder / WORDS_FILE, source_counts)
 
 
+class _SkipInit(TorchFunctionMode):
+    """A mode (this thread only) in which torch.nn.init's in-place initialisers return their tensor untouched. A
+    model built on the meta device has no values to draw, and drawing them cost ~1 s: the meta normal_ of the
+    embeddings goes through torch._refs, which imports torch._dynamo the first time."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if getattr(func, "__module__", None) == "torch.nn.init" and func.__name__.endswith("_"):
+            return args[0] if args else kwargs["tensor"]
+        return func(*args, **kwargs)
+
+
+def meta_skeleton(cfg: ModelConfig) -> Transformer:
+    """The model `cfg` describes on the meta device (shapes, no storage, no initial values drawn)."""
+    with torch.device("meta"), _SkipInit():
+        return Transformer(cfg)
+
+
 def check_weights(folder: Path, cfg: ModelConfig) -> None:
     """Before any memory is allocated for the model: its size against the limit, and the safetensors header
     against the shapes config.json implies (the model built on the meta device), naming any disagreement."""
     check_layers(str(folder), n_encoder_layers=cfg.n_encoder_layers, n_decoder_layers=cfg.n_decoder_layers)
-    with torch.device("meta"):
-        skeleton = Transformer(cfg)
+    skeleton = meta_skeleton(cfg)
     expected, tied, n_params = module_shapes(skeleton)
     check_size(str(folder), n_params, (folder / WEIGHTS).stat().st_size)
     compare(str(folder), expected, read_header(folder / WEIGHTS, len(expected)), tied)
