@@ -34,6 +34,13 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Ten
     softmax instead of the scores before it (both bugs on purpose, for the Leakage lab).
     Returns (out (B, h, Tq, d_k), weights (B, h, Tq, Tk)).
     """
+    weights = attention_weights(q, k, mask, scaled, mask_after_softmax)
+    return weights @ v, weights
+
+
+def attention_weights(q: torch.Tensor, k: torch.Tensor, mask: torch.Tensor | None, scaled: bool = True,
+                      mask_after_softmax: bool = False) -> torch.Tensor:
+    """The weights (B, h, Tq, Tk) of `attention` alone, computed as it computes them."""
     scores = q @ k.transpose(-2, -1)  # (B, h, Tq, Tk)
     if scaled:
         scores = scores / math.sqrt(q.shape[-1])
@@ -42,7 +49,7 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Ten
     weights = scores.softmax(dim=-1)
     if mask is not None and mask_after_softmax:
         weights = weights.masked_fill(~mask, 0.0)
-    return weights @ v, weights
+    return weights
 
 
 def attention_no_weights(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
@@ -97,6 +104,10 @@ class MultiHeadAttention(nn.Module):
             out = out * (keep[:, None, None] if keep.dim() == 1 else keep[:, :, None, None])
         b, _, t, _ = out.shape
         return self.w_o(out.transpose(1, 2).reshape(b, t, self.h * self.d_k)), weights
+
+    def weights_only(self, x: torch.Tensor, k: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        """The weights forward(x, k, v, mask) returns (no bugs), without the values, the head outputs or W_O."""
+        return attention_weights(self._split(self.w_q(x)), k, mask, self.scaled)
 
     def value_output_norms(self, x: torch.Tensor) -> torch.Tensor:
         """x: (B, Tk, d_model) the keys' inputs -> (B, h, Tk): ||v_j W_O^h||, the norm of what key j sends

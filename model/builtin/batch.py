@@ -64,11 +64,11 @@ def cross_attention_batch(model: Transformer, srcs: list[list[int]], labels: lis
                           shift: bool, keep: dict[str, torch.Tensor | None] | None = None) -> list[np.ndarray]:
     """The cross-attention of each teacher-forced pair, (L, h, m, n) float32, from one parallel pass that
     computes nothing else it can skip: the self-attentions through the fused kernel (no weights), no output
-    projection (no logits). The same weights as teacher_forced_batch's cross_attn (up to float rounding)."""
+    projection (no logits), the last layer stopped at its cross weights (Transformer.cross_attentions). The same
+    weights as teacher_forced_batch's cross_attn (up to float rounding)."""
     keep = keep or dict.fromkeys(("enc", "dec", "cross"))
     src, src_keep, dec_in, tgt_keep = padded_pairs(model, srcs, labels, shift)
     enc = model.encode(src, src_keep, need_weights=False, keep=keep["enc"])
-    out = model.decode(dec_in, enc, decoder_self_mask(tgt_keep, causal), need_weights=True,
-                       keep=(keep["dec"], keep["cross"]), need_self_weights=False, logits=False)
-    cross = to_numpy(torch.stack(out.cross_attentions, dim=1))  # (B, L, h, T, N): one copy for the batch
+    weights = model.cross_attentions(dec_in, enc, decoder_self_mask(tgt_keep, causal), (keep["dec"], keep["cross"]))
+    cross = to_numpy(torch.stack(weights, dim=1))  # (B, L, h, T, N): one copy for the batch
     return [cross[b, :, :, :len(lab), :len(s)] for b, (s, lab) in enumerate(zip(srcs, labels))]

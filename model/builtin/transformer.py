@@ -169,6 +169,16 @@ class DecoderLayer(nn.Module):
         y = self.norm3(y + skip_in_eval(self.drop, self.ff(y)))
         return y, cache, w_self, w_cross
 
+    def cross_weights(self, y: torch.Tensor, cross_k: torch.Tensor, self_mask: torch.Tensor | None,
+                      cross_mask: torch.Tensor | None, keep_self: torch.Tensor | None = None) -> torch.Tensor:
+        """The cross-attention weights forward gives (no cache before y, the self-attention through the fused
+        kernel, no bugs), computed as it computes them, and nothing after them: no values, no output projection,
+        no feed-forward. cross_k: (B, h, n, d_k) the cross keys; keep_self: the self-attention's head mask."""
+        k, v = self.self_attn.project_kv(y)
+        a, _ = self.self_attn(y, k, v, self_mask, False, keep_self)
+        y = self.norm1(y + skip_in_eval(self.drop, a))
+        return self.cross_attn.weights_only(y, cross_k, cross_mask)
+
     def swapped_cross(self, y: torch.Tensor, memory: torch.Tensor, self_mask: torch.Tensor | None,
                       need_weights: bool, keep: torch.Tensor | None, bugs: Bugs):
         """The bug: cross_attn(memory, y, y). Queries (B, n, d_model) from the source, keys and values from the
@@ -269,3 +279,24 @@ class Transformer(nn.Module):
             self_attns.append(w_self)
             cross_attns.append(w_cross)
         return DecoderOutput(self.generator(y) if logits else None, new_caches, self_attns, cross_attns, inputs)
+
+    def cross_attentions(self, tgt_in: torch.Tensor, enc: Encoded, self_mask: torch.Tensor | None,
+                         keep: tuple[torch.Tensor | None, torch.Tensor | None] = (None, None)) -> list[torch.Tensor]:
+        """Every decoder layer's cross-attention weights (B, h, T, n) of a whole-sequence pass, as
+        decode(..., need_self_weights=False, logits=False) gives them, with the work nothing reads left out: the
+        last layer stops at its weights (no cross values, output projection or feed-forward) and no logits."""
+        y = self._embed(self.tgt_embed, tgt_in)
+        cross_mask = None if bool(enc.src_keep.all()) else padding_mask(enc.src_keep)
+        last = len(self.decoder) - 1
+        out = []
+        for i, layer in enumerate(self.decoder):
+            keep_self, keep_cross = (None if k is None else k[i] for k in keep)
+            if i == last:
+                cross_k = layer.cross_attn._split(layer.cross_attn.w_k(enc.memory))
+                out.append(layer.cross_weights(y, cross_k, self_mask, cross_mask, keep_self))
+                break
+            cache = LayerCache(None, None, *layer.cross_attn.project_kv(enc.memory))
+            y, _, _, w_cross = layer(y, cache, self_mask, cross_mask, True, (keep_self, keep_cross),
+                                     need_self_weights=False)
+            out.append(w_cross)
+        return out
