@@ -21,7 +21,7 @@ shows the new row). Server CPU (utime + stime) over the bursts, per step of ever
     .venv/bin/python -m benchmarks.burst_bench --capture tests/fixtures/stepper_step.json   # this tree, 20 steps
 
 Trees: checkouts (`git archive`) with `pkg/attention_lens` of symlinks (/work/runs/mknew.sh); this venv serves
-each. Prints one JSON object (one entry per tree and class).
+each. Prints one JSON line (a list of results per tree: one per class), each result also on stderr as it ends.
 """
 
 from __future__ import annotations
@@ -343,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
                 got = asyncio.run(burst(url, proc.pid, n, k, args.rounds, args.gap, args.text))
             print(json.dumps({"tree": name, **got}), file=sys.stderr, flush=True)
             result[name].append(got)
-    print(json.dumps(result, indent=1))
+    print(json.dumps(result))
     return 0
 
 

@@ -110,6 +110,11 @@ SUITE = (
               full=("--sessions", "28", "--browsers", "2", "--rounds", "10", "--seconds", "60", "--think", "4")),
     Benchmark("browser_load_test", "What does one real page feel like while other Chromium pages step?",
               quick=("--sessions", "2", "--steps", "2")),
+    Benchmark("burst_bench", "What does a Chromium page's step take while the class steps at the same instant, "
+              "each protocol session sending what a real page's step sends (nothing, for the stepper), and how many "
+              "Chromium pages can this machine drive (old and new in one run)?",
+              quick=("--new", ".", "--sessions", "2", "--pages", "1", "--rounds", "2", "--gap", "0.2"),
+              full=("--new", ".", "--sessions", "29,199,0", "--pages", "1,1,30", "--rounds", "10")),
     Benchmark("train_speed", "How fast do the candidate everyday-model sizes train on real batches?",
               quick=("--quick", "--threads", "1")),
     Benchmark("lessons_figures", "The README's figures for the cache and bug lessons on the shipped en-fr.",
