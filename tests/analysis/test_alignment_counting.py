@@ -59,6 +59,26 @@ def test_every_methods_counts_are_those_of_extracting_it_alone(layers, heads, m,
         np.testing.assert_array_equal(block, _block_by_definition(tally, wa, gold))
 
 
+def test_sentences_counted_several_at_a_time_have_each_sentences_own_counts():
+    """Tally.blocks pads a chunk of sentences of every shape into one array: each sentence's block is still the
+    one Tally.block gives it alone (ties, empty rows, a one-word side, padding on both sides, a chunk's end)."""
+    rng = np.random.default_rng(7)
+    for layers, heads in ((3, 4), (1, 2)):
+        tally = Tally(layers, heads, (0.1, 0.2, 0.3, 0.4, 0.5))
+        shapes = [(7, 9), (1, 5), (6, 1), (23, 19), (2, 2), (9, 4), (3, 12), (5, 5), (11, 8), (1, 1), (4, 6)]
+        sentences = [_sentence(rng, layers, heads, m, n) for m, n in shapes]
+        together = tally.blocks(sentences)
+        assert len(together) == len(sentences)
+        for (wa, gold), block in zip(sentences, together):
+            assert block.dtype == np.int64
+            np.testing.assert_array_equal(block, tally.block(wa, gold))
+    headless = Tally(2, 2, (0.3,), "saliency")
+    sentences = [_sentence(rng, 1, 1, m, n) for m, n in ((4, 3), (2, 6), (5, 5))]
+    for (wa, gold), block in zip(sentences, headless.blocks(sentences)):
+        np.testing.assert_array_equal(block, headless.block(wa, gold))
+    assert tally.blocks([]) == []
+
+
 def _breakdown_by_definition(stats: WordStats, sentences) -> dict[str, dict[str, list[int]]]:
     """Every link looked at one by one: its source word's band and classes, its sentence's length band and its
     own distance band; five counts (predicted, sure, possible, hits_sure, hits_possible) per band."""
