@@ -52,7 +52,7 @@ class SubwordTokenizer:
         # SentencePiece takes UTF-8: a lone surrogate (e.g. from undecodable argv bytes) becomes U+FFFD.
         text = text if text.isascii() else text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
         ids = tuple(self.sp.encode(text))
-        return Tokenized(ids, tuple(self.piece(i) for i in ids))
+        return Tokenized(ids, tuple(self.sp.id_to_piece(list(ids))))  # its own ids: in range, one call for all
 
     def _check(self, i: int) -> int:
         if not 0 <= int(i) < self.vocab_size:
