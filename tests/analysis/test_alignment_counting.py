@@ -79,6 +79,23 @@ def test_sentences_counted_several_at_a_time_have_each_sentences_own_counts():
     assert tally.blocks([]) == []
 
 
+def test_pooling_matrices_are_those_of_their_definition():
+    """words.pooling, built from index arrays: row w is the indicator of group w's positions (divided by the
+    group's size when `mean`), empty groups (a dropped last row) and no groups included."""
+    from attention_lens.model.analysis.alignment.words import pooling
+
+    for groups, size in (([[0], [1, 2], [3, 4, 5]], 7), ([[0, 1, 2], [], [4]], 5), ([], 3), ([[]], 2),
+                         ([[2], [0, 1]], 3)):
+        for mean in (True, False):
+            expected = np.zeros((len(groups), size))
+            for w, g in enumerate(groups):
+                for k in g:
+                    expected[w, k] = 1.0 / len(g) if mean else 1.0
+            got = pooling(groups, size, mean)
+            assert got.dtype == np.float64 and got.shape == (len(groups), size)
+            np.testing.assert_array_equal(got, expected)
+
+
 def _breakdown_by_definition(stats: WordStats, sentences) -> dict[str, dict[str, list[int]]]:
     """Every link looked at one by one: its source word's band and classes, its sentence's length band and its
     own distance band; five counts (predicted, sure, possible, hits_sure, hits_possible) per band."""

@@ -158,13 +158,15 @@ class Breakdown:
         m, n = predicted.shape
         mats = np.stack((predicted, sure, possible, predicted & sure, predicted & possible))  # (5, m, n)
         per_word = mats.sum(axis=1, dtype=np.int64)  # (5, n): each source word's counts
+        members: dict[tuple[str, str], list[int]] = {}  # (group, band) -> its source words, in word order
         for s, word in enumerate(source_words):
             band, classes = self._word(word, pieces[s] if s < len(pieces) else 1)
-            self.words["frequency"][band] += 1
-            self._add_row("frequency", band, per_word[:, s])
+            members.setdefault(("frequency", band), []).append(s)
             for c in classes:
-                self._add_row("token_class", c, per_word[:, s])
-                self.words["token_class"][c] += 1
+                members.setdefault(("token_class", c), []).append(s)
+        for (group, band), words in members.items():  # each band's words' counts summed at once (integers)
+            self.words[group][band] += len(words)
+            self._add_row(group, band, per_word[:, words].sum(axis=1) if len(words) > 1 else per_word[:, words[0]])
         self._add_row("length", band_of(n, LENGTH_BANDS), per_word.sum(axis=1))
         t_idx, s_idx = np.indices((m, n))
         dist = np.rint(np.abs(s_idx - t_idx * (n / max(m, 1)))).astype(int)

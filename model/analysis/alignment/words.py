@@ -66,9 +66,10 @@ def query_rows(groups: list[list[int]], m: int, reading: str, shift: bool = True
 def pooling(groups: list[list[int]], size: int, mean: bool) -> np.ndarray:
     """(len(groups), size): row w is the indicator of group w's positions, divided by its size if `mean`."""
     out = np.zeros((len(groups), size), dtype=np.float64)
-    for w, g in enumerate(groups):
-        if g:
-            out[w, g] = 1.0 / len(g) if mean else 1.0
+    lengths = [len(g) for g in groups]
+    rows = np.repeat(np.arange(len(groups)), lengths)
+    cols = [k for g in groups for k in g]
+    out[rows, cols] = np.repeat([1.0 / k if k else 0.0 for k in lengths], lengths) if mean else 1.0
     return out
 
 
