@@ -94,21 +94,19 @@ def test_a_scrolling_mean_picture_names_the_rows_below_and_scrolls_to_them(brows
 
 
 def pair_run(sentences: list[str]) -> bytes:
-    """Two of everyday-en-fr's runs under one step bar, packed as Compare packs them (one head each)."""
-    import json
-
+    """everyday-en-fr's runs of `sentences` under one step bar, packed as Compare packs them (one head each)."""
     from attention_lens.app.render import stepper
+    from attention_lens.model.engine import load_engine
 
+    engine = load_engine(ROOT / "checkpoints" / "everyday-en-fr")
     blobs, ms = [], []
-    for i, sentence in enumerate(sentences):  # each with a run id of its own
-        blob = packed_run("head", "cross_attention", sentence)
-        header, _ = stepper.unpack(blob)
-        ms.append(header["m"])
-        head_len = int.from_bytes(blob[4:8], "little")
-        header.update(run_id=f"side{i}", seq=0, caption="", url_step=False)
-        head = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-        head += b" " * ((-(len(head) + 8)) % 4)
-        blobs.append(b"LENS" + len(head).to_bytes(4, "little") + head + blob[8 + head_len:])
+    for i, sentence in enumerate(sentences):
+        trace = engine.trace(sentence)
+        ms.append(trace.m)
+        extra = {"run_id": f"side{i}", "seq": 0, "step": 1, "kind": "cross_attention", "view": "head", "layer": 0,
+                 "head": 0, "scale": "fixed", "present": False, "picture": "attention", "caption": "",
+                 "sync": False, "url_step": False}
+        blobs.append(stepper.pack(trace, special=engine.special_pieces(), extra=extra))
     return stepper.pack_pair(blobs, {"run_id": "pair", "seq": 1, "step": 1, "m": max(ms),
                                      "titles": [["A"], ["B"]], "notes": None, "mark_row": None, "diff": None,
                                      "url_step": False, "sync": False, "present": False})
