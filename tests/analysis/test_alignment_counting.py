@@ -59,26 +59,6 @@ def test_every_methods_counts_are_those_of_extracting_it_alone(layers, heads, m,
         np.testing.assert_array_equal(block, _block_by_definition(tally, wa, gold))
 
 
-def test_sentences_counted_several_at_a_time_have_each_sentences_own_counts():
-    """Tally.blocks pads a chunk of sentences of every shape into one array: each sentence's block is still the
-    one Tally.block gives it alone (ties, empty rows, a one-word side, padding on both sides, a chunk's end)."""
-    rng = np.random.default_rng(7)
-    for layers, heads in ((3, 4), (1, 2)):
-        tally = Tally(layers, heads, (0.1, 0.2, 0.3, 0.4, 0.5))
-        shapes = [(7, 9), (1, 5), (6, 1), (23, 19), (2, 2), (9, 4), (3, 12), (5, 5), (11, 8), (1, 1), (4, 6)]
-        sentences = [_sentence(rng, layers, heads, m, n) for m, n in shapes]
-        together = tally.blocks(sentences)
-        assert len(together) == len(sentences)
-        for (wa, gold), block in zip(sentences, together):
-            assert block.dtype == np.int64
-            np.testing.assert_array_equal(block, tally.block(wa, gold))
-    headless = Tally(2, 2, (0.3,), "saliency")
-    sentences = [_sentence(rng, 1, 1, m, n) for m, n in ((4, 3), (2, 6), (5, 5))]
-    for (wa, gold), block in zip(sentences, headless.blocks(sentences)):
-        np.testing.assert_array_equal(block, headless.block(wa, gold))
-    assert tally.blocks([]) == []
-
-
 def test_pooling_matrices_are_those_of_their_definition():
     """words.pooling, built from index arrays: row w is the indicator of group w's positions (divided by the
     group's size when `mean`), empty groups (a dropped last row) and no groups included."""
@@ -181,3 +161,20 @@ def test_cpu_threads_are_the_idle_cores_or_the_number_asked(monkeypatch):
     assert device.cpu_threads() == 1
     monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))  # idle: torch's own default
     assert device.cpu_threads() == min(default, 2)
+
+
+def test_sinks_read_with_a_shared_memo_of_pieces_are_the_sinks_read_alone():
+    """aligned._sinks remembers each piece's kind (special, punctuation) across sentences: the masses are those
+    found without the memo, sentence after sentence, whatever pieces the memo already holds."""
+    from attention_lens.model.analysis.alignment.aligned import _sinks
+
+    rng = np.random.default_rng(3)
+    specials = frozenset({"</s>", "<pad>"})
+    kinds: dict[str, tuple[bool, bool]] = {}
+    for pieces in (["▁Das", "▁ist", "▁gut", "▁", ".", "</s>"], ["▁Ja", ",", "▁gut", "!", "</s>"],
+                   ["▁«", "▁Haus", "»", "▁", ".", "</s>", "<pad>"], ["▁1.", "▁", "-", "</s>"]):
+        cross = rng.random((3, 4, 5, len(pieces))).astype(np.float32)
+        alone = _sinks(cross, pieces, specials)
+        np.testing.assert_array_equal(_sinks(cross.astype(np.float64), pieces, specials, kinds), alone)
+        assert alone[0].sum() > 0 and alone[1].sum() > 0
+    assert kinds["</s>"] == (True, False) and kinds["."] == (False, True) and kinds["▁Das"] == (False, False)

@@ -56,11 +56,16 @@ class _Item(Protocol):
     target: str
 
 
-def _sinks(cross: np.ndarray, pieces: Sequence[str], specials: frozenset[str]) -> np.ndarray:
-    """(2, L, h): mass on special pieces and on punctuation pieces, summed over the rows."""
-    special = np.array([p in specials for p in pieces], dtype=np.float64)
-    punct = np.array([p not in specials and is_punctuation(p.lstrip("".join(WORD_STARTS))) for p in pieces],
-                     dtype=np.float64)
+def _sinks(cross: np.ndarray, pieces: Sequence[str], specials: frozenset[str],
+           kinds: dict[str, tuple[bool, bool]] | None = None) -> np.ndarray:
+    """(2, L, h): mass on special pieces and on punctuation pieces, summed over the rows. kinds: (special,
+    punctuation) of pieces already looked at, filled as pieces are (any dict: a memo)."""
+    kinds = {} if kinds is None else kinds
+    for p in pieces:
+        if p not in kinds:
+            kinds[p] = (p in specials, p not in specials and is_punctuation(p.lstrip("".join(WORD_STARTS))))
+    special = np.array([kinds[p][0] for p in pieces], dtype=np.float64)
+    punct = np.array([kinds[p][1] for p in pieces], dtype=np.float64)
     per_key = np.asarray(cross, dtype=np.float64).sum(axis=2)  # (L, h, n)
     return np.stack([per_key @ special, per_key @ punct])
 
@@ -96,7 +101,10 @@ def align_batches(engine: Engine, batches: Iterable[Sequence[tuple[int, _Item]]]
                             contributions=any(w in CONTRIBUTION_KEYS for w in wanted))
     specials = engine_specials(engine)
     limit = engine.max_source_tokens
+    kinds: dict[str, tuple[bool, bool]] = {}  # each piece's (special, punctuation), for the sinks
     for chunk in batches:
+        if len(kinds) > 100_000:  # bounded whatever the vocabulary
+            kinds.clear()
         ready, failed = [], []
         for k, ex in chunk:
             try:
@@ -123,6 +131,7 @@ def align_batches(engine: Engine, batches: Iterable[Sequence[tuple[int, _Item]]]
             raws = [run.cross_attn for run in runs]
         yield from failed
         for (k, _, src_pieces, src_words, labels, tgt_words), run, raw in zip(ready, runs, raws):
+            raw = np.asarray(raw, dtype=np.float64)  # once: the word attention and the sinks both read float64
             readings: dict[str, WordAttention] = {}
             unavailable: dict[str, str] = {}
             cache: dict[str, Any] = {}
@@ -142,7 +151,7 @@ def align_batches(engine: Engine, batches: Iterable[Sequence[tuple[int, _Item]]]
                 yield Aligned(k, None, str(exc))
                 continue
             pieces = tuple(len(g) for g in word_groups(src_pieces, specials))
-            yield Aligned(k, readings[wanted[0]], pieces=pieces, sinks=_sinks(raw, src_pieces, specials),
+            yield Aligned(k, readings[wanted[0]], pieces=pieces, sinks=_sinks(raw, src_pieces, specials, kinds),
                           rows=raw.shape[2], readings=readings, unavailable=unavailable)
 
 

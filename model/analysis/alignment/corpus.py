@@ -31,9 +31,6 @@ if TYPE_CHECKING:
     from attention_lens.model.engine import Engine
 
 
-_UNREAD = object()  # a sentence's gold links not read yet
-
-
 def word_stats(engine: Engine, corpus: Corpus) -> WordStats:
     """Source word frequencies from the model's training counts when it ships them, else from the file."""
     counts = engine.source_word_counts()
@@ -112,10 +109,8 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
     sel_tally = sel_tallies.get(weights) or new(weights)
     column = offsets.get(weights, 0) + sel_tally.index[chosen.name]
 
-    def score(item: Aligned, ex: Any, tally: Tally | None, count_rows: bool, block: np.ndarray | None = None,
-              gold: Any = _UNREAD) -> tuple[int, ...]:
-        """Count and hand on one sentence's links under the chosen method; its omitted source words. `block`:
-        the sentence's tally.block when already counted; `gold`: its gold links when already read."""
+    def score(item: Aligned, ex: Any, tally: Tally | None, count_rows: bool) -> tuple[int, ...]:
+        """Count and hand on one sentence's links under the chosen method; its omitted source words."""
         wa = item.attention
         mask = extract(wa.matrix(chosen.reading, chosen.layer, chosen.head), chosen.extract, chosen.threshold)
         found = links_of(mask)
@@ -127,14 +122,13 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
         omitted = tuple(analysis.add_omissions(wa.source_words, mask, mass))
         if item.sinks is not None:
             analysis.add_sinks(item.sinks, item.rows)
-        if gold is _UNREAD:
-            gold = corpus.gold(item.index, ex)
+        gold = corpus.gold(item.index, ex)
         if gold is None:
             return omitted
         sure, possible = gold_matrices(gold, len(wa.target_words), len(wa.source_words))
         analysis.add_links(wa.source_words, item.pieces, mask, sure, possible)
         if tally is not None:
-            block = tally.block(wa, gold) if block is None else block
+            block = tally.block(wa, gold)
             tally.add_block(block)
             c = block[column]
         else:
@@ -144,21 +138,14 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
         return omitted
 
     # 2. every other sentence, with the method known: counted, scored, its links handed on
-    #    (every method's counts found for a batch's sentences together: Tally.blocks)
     rest = new(weights)
-    for batch_items, items in _aligned_batches(engine, corpus, (lambda k: k not in picked) if picked else None,
-                                               weights):
-        kept = []
-        for item in items:
-            n_read += 1
-            ex = batch_items[item.index]
-            if item.attention is None or not fits(item.attention, ex):
-                skipped.append((item.index, item.error or MISFIT))
-                continue
-            kept.append((item, ex, corpus.gold(item.index, ex)))
-        blocks = iter(rest.blocks([(item.attention, gold) for item, _, gold in kept if gold is not None]))
-        for item, ex, gold in kept:
-            score(item, ex, rest, True, next(blocks) if gold is not None else None, gold)
+    for batch_items, item in _aligned(engine, corpus, (lambda k: k not in picked) if picked else None, weights):
+        n_read += 1
+        ex = batch_items[item.index]
+        if item.attention is None or not fits(item.attention, ex):
+            skipped.append((item.index, item.error or MISFIT))
+            continue
+        score(item, ex, rest, True)
 
     # 3. the chosen-on sentences again, with the method now known, for their links (and, when they are the
     #    reported ones, their breakdown); their counts come from the spilled blocks
@@ -206,12 +193,4 @@ def _aligned(engine: Engine, corpus: Corpus, keep: Callable[[int], bool] | None,
         items = dict(batch)
         for item in align_batches(engine, [batch], weights=weights):
             yield items, item
-
-
-def _aligned_batches(engine: Engine, corpus: Corpus, keep: Callable[[int], bool] | None,
-                     weights: str | Sequence[str]) -> Iterator[tuple[dict[int, Any], list[Aligned]]]:
-    """(the batch's items by index, the Aligned of each of its sentences) for every batch of the sentences `keep`
-    accepts, in the order _aligned gives them."""
-    for batch in corpus.batches(keep):
-        yield dict(batch), list(align_batches(engine, [batch], weights=weights))
 

@@ -44,38 +44,6 @@ def count_extractions(w: np.ndarray, sure: np.ndarray, possible: np.ndarray,
     return np.stack([a, np.full(len(a), int(sure.sum()), dtype=np.int64), a_s, a_p], axis=1)
 
 
-def count_extractions_many(ws: list[np.ndarray], sures: list[np.ndarray], possibles: list[np.ndarray],
-                           thresholds: tuple[float, ...], chunk: int = 8) -> list[np.ndarray]:
-    """count_extractions of several sentences, the same integers, found `chunk` sentences at a time: each chunk's
-    w padded to its longest sides with -1 (below every weight, so no argmax, maximum or threshold moves, and a
-    line of padding alone has no maximum above 0), its gold with False, and counted in whole arrays."""
-    out: list[np.ndarray] = []
-    for start in range(0, len(ws), chunk):
-        part = range(start, min(start + chunk, len(ws)))
-        r, s = ws[start].shape[:2]
-        m = max(ws[k].shape[2] for k in part)
-        n = max(ws[k].shape[3] for k in part)
-        w = np.full((len(part), r, s, m, n), -1.0, dtype=ws[start].dtype)
-        gold = np.zeros((len(part), 2, m, n), dtype=bool)
-        for b, k in enumerate(part):
-            mk, nk = ws[k].shape[2:]
-            w[b, :, :, :mk, :nk] = ws[k]
-            gold[b, 0, :mk, :nk] = sures[k]
-            gold[b, 1, :mk, :nk] = possibles[k]
-        along_rows = _onehot_argmax(w, -1)
-        along_cols = _onehot_argmax(w, -2)
-        masks = np.stack([along_rows, along_rows & along_cols, along_rows | along_cols,
-                          *(w >= t for t in thresholds)], axis=1).reshape(len(part), -1, m * n)  # (b, K, m*n)
-        gold = gold.reshape(len(part), 2, 1, m * n)
-        a = np.count_nonzero(masks, axis=-1)
-        a_s = np.count_nonzero(masks & gold[:, 0], axis=-1)
-        a_p = np.count_nonzero(masks & gold[:, 1], axis=-1)
-        n_sure = np.count_nonzero(gold[:, 0], axis=(-2, -1))
-        for b in range(len(part)):
-            out.append(np.stack([a[b], np.full(a.shape[1], n_sure[b]), a_s[b], a_p[b]], axis=1).astype(np.int64))
-    return out
-
-
 @dataclass
 class Tally:
     """Counts of every candidate method, summed over sentences. counts[k] = (|A|, |S|, |A&S|, |A&P|)."""
@@ -102,22 +70,6 @@ class Tally:
         stacked = {reading: (wa.reading(reading).mean(axis=(0, 1))[None] if headless else wa.stacked(reading))
                    for reading in READINGS}  # (S, m, n) each
         return count_extractions(np.stack([stacked[r] for r in READINGS]), sure, possible, self.thresholds)
-
-    def blocks(self, sentences: list[tuple[WordAttention, Gold]]) -> list[np.ndarray]:
-        """`block` of each (word attention, gold) sentence, the same integers, counted several at a time."""
-        if not sentences:
-            return []
-        headless = self.weights in HEADLESS
-        ws, sures, possibles = [], [], []
-        for wa, gold in sentences:
-            if not headless and (wa.layers, wa.heads) != (self.layers, self.heads):
-                raise ValueError(f"a sentence has {wa.layers}x{wa.heads} heads, the tally {self.layers}x{self.heads}")
-            sure, possible = gold_matrices(gold, len(wa.target_words), len(wa.source_words))
-            ws.append(np.stack([wa.reading(r).mean(axis=(0, 1))[None] if headless else wa.stacked(r)
-                                for r in READINGS]))
-            sures.append(sure)
-            possibles.append(possible)
-        return count_extractions_many(ws, sures, possibles, self.thresholds)
 
     def add_block(self, block: np.ndarray) -> None:
         """Add one sentence's counts (a `block`)."""
