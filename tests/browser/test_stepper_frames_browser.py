@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.browser import CHROMIUM, launch
-from tests.support.stepper_page import ROOT, STEPS, packed_run, stepper_files, stepper_page, trace_counts
+from tests.support.stepper_page import ROOT, STEPS, packed_run, step_to, stepper_files, stepper_page, trace_counts
 
 pytestmark = [
     pytest.mark.browser,
@@ -32,7 +32,6 @@ BOXES = """() => [...document.querySelectorAll('.lens-panel')].map(p => {
   return {box: box(p), marks: keys.map(k => k.dataset.mark),
           placed: [...new Set(keys.map(k => getComputedStyle(k).position + ' ' + getComputedStyle(k).transform))]};
 })"""
-KEY = """(k) => document.body.dispatchEvent(new KeyboardEvent('keydown', {key: k, bubbles: true, cancelable: true}))"""
 
 
 @pytest.fixture(scope="module")
@@ -46,13 +45,6 @@ def page():
             yield browser, stepper_page(browser, stepper_files(str(ROOT)), run)
         finally:
             browser.close()
-
-
-def step_to(pg, step: int) -> None:
-    pg.evaluate(KEY, "Home")
-    for _ in range(step - 1):
-        pg.evaluate(KEY, "ArrowRight")
-    pg.wait_for_function("(n) => document.querySelector('.lens-stepper').dataset.step === String(n)", arg=step)
 
 
 def test_a_step_moves_no_panel_and_keeps_the_key_labels(page):

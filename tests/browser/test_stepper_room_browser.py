@@ -12,14 +12,13 @@ from pathlib import Path
 import pytest
 
 from tests.support.browser import CHROMIUM, launch
-from tests.support.stepper_page import ROOT, packed_run, stepper_files, stepper_page
+from tests.support.stepper_page import ROOT, packed_run, step_to, stepper_files, stepper_page
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM}"),
 ]
 
-KEY = """(k) => document.body.dispatchEvent(new KeyboardEvent('keydown', {key: k, bubbles: true, cancelable: true}))"""
 # JS: where the room for the steps to come shows (its clip's top as a page coordinate), the bottom of what is drawn
 # (the lowest key label shown) and the picture's own box.
 ROOM = """() => { const pic = document.querySelector('.lens-stepper .lens-picture');
@@ -43,13 +42,6 @@ def browser():
             yield b
         finally:
             b.close()
-
-
-def step_to(pg, step: int) -> None:
-    pg.evaluate(KEY, "Home")
-    for _ in range(step - 1):
-        pg.evaluate(KEY, "ArrowRight")
-    pg.wait_for_function("(n) => document.querySelector('.lens-stepper').dataset.step === String(n)", arg=step)
 
 
 def test_the_space_kept_for_the_steps_to_come_is_shown_as_such_and_stays_put(browser):

@@ -79,6 +79,18 @@ def stepper_page(browser, files: dict[str, str], run: bytes, width: int = 1366, 
     return page
 
 
+# JS: a key pressed on the page (keydown on the body, as the stepper listens for it)
+KEY = """(k) => document.body.dispatchEvent(new KeyboardEvent('keydown', {key: k, bubbles: true, cancelable: true}))"""
+
+
+def step_to(page, step: int) -> None:
+    """Step the page's stepper to `step` (1-based) by keys: Home, then the right arrow, until it shows that step."""
+    page.evaluate(KEY, "Home")
+    for _ in range(step - 1):
+        page.evaluate(KEY, "ArrowRight")
+    page.wait_for_function("(n) => document.querySelector('.lens-stepper').dataset.step === String(n)", arg=step)
+
+
 # JS: `n` arrow-key steps from step 1, each awaited to the second animation frame after it (the frame that drew
 # it has been produced): ms from the key to then, and the DOM records (MutationObserver) of each step.
 STEPS = """async (n) => {
