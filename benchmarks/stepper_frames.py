@@ -19,10 +19,8 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import tempfile
-from pathlib import Path
 
-from tests.support.stepper_page import STEPS, packed_run, stepper_files, stepper_page, trace_counts
+from tests.support.stepper_page import STEPS, packed_run, stepper_files, stepper_page, traced_steps
 
 # JS: a held arrow key (a keydown every 1/rate s for `seconds`, from step 1): distinct steps drawn a second, seen
 # each animation frame, from the first step drawn to the last.
@@ -52,13 +50,7 @@ def measure(browser, files: dict[str, str], run: bytes, steps: int, hold: bool, 
             cdp = page.context.new_cdp_session(page)
             cdp.send("Emulation.setCPUThrottlingRate", {"rate": throttle})
         page.evaluate(STEPS, 3)  # warm
-        with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / "trace.json"
-            browser.start_tracing(page=page, path=str(path),
-                                  categories=["devtools.timeline", "disabled-by-default-devtools.timeline"])
-            got = page.evaluate(STEPS, steps)
-            browser.stop_tracing()
-            counts = trace_counts(path)
+        got, counts = traced_steps(browser, page, steps)
         got_plain = page.evaluate(STEPS, steps)  # untraced: the frame times
         painted = counts.pop("painted")
         each = counts.pop("each")

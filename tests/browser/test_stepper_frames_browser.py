@@ -9,13 +9,12 @@ dozen layers (284 before)."""
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from tests.support.browser import CHROMIUM, launch
-from tests.support.stepper_page import ROOT, STEPS, packed_run, step_to, stepper_files, stepper_page, trace_counts
+from tests.support.stepper_page import ROOT, packed_run, step_to, stepper_files, stepper_page, traced_steps
 
 pytestmark = [
     pytest.mark.browser,
@@ -64,13 +63,7 @@ def test_a_step_moves_no_panel_and_keeps_the_key_labels(page):
 def test_a_step_changes_a_few_dozen_nodes_and_paints_a_few_dozen_layers(page):
     browser, pg = page
     steps = 8
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "trace.json"
-        browser.start_tracing(page=pg, path=str(path),
-                              categories=["devtools.timeline", "disabled-by-default-devtools.timeline"])
-        got = pg.evaluate(STEPS, steps)
-        browser.stop_tracing()
-        counts = trace_counts(path)
+    got, counts = traced_steps(browser, pg, steps)
     assert got["step"] == steps + 1
     print(json.dumps({"records": got["records"], "paint": counts["paint"], "layout": counts["layout"]}))
     assert max(got["records"]) <= 150, got["records"]  # 741 before: every label restyled, the side rebuilt

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -151,3 +152,17 @@ def trace_counts(path: Path) -> dict:
             each.append(int(begin.get("dirtyObjects", 0)))
     return {"paint": paints, "layout": layouts, "layout_objects": objects, "each": each,
             "painted": sorted(nodes.items(), key=lambda x: -x[1])[:4], "main_ms": main}
+
+
+TRACE_CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline"]
+
+
+def traced_steps(browser, page, steps: int) -> tuple[dict, dict]:
+    """`steps` arrow-key steps (STEPS) run under a Chromium trace: what STEPS returns, and trace_counts of the
+    trace."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "trace.json"
+        browser.start_tracing(page=page, path=str(path), categories=TRACE_CATEGORIES)
+        got = page.evaluate(STEPS, steps)
+        browser.stop_tracing()
+        return got, trace_counts(path)
