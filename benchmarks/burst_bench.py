@@ -36,9 +36,19 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from urllib.parse import quote
 
-from benchmarks.harness import IDLE, ROOT, app_env, cpu_seconds, launch, percentile, rss_mb, served
+from benchmarks.harness import (
+    IDLE,
+    ROOT,
+    app_env,
+    cpu_seconds,
+    explore_query,
+    launch,
+    percentile,
+    rss_mb,
+    served,
+    tree_env,
+)
 from benchmarks.stepper_bench import CLICK, DRAWN, FIRST, M_OF, TIMEOUT
 from tests.support.explore_session import TEXT, click_verified, explore_view, ready_to_click
 from tests.support.st_client import Session
@@ -50,7 +60,7 @@ MODEL = "everyday-en-fr"
 def query(text: str = TEXT) -> str:
     """The address every page and session opens: the shipped everyday en-fr, `text`, greedy, grid of
     cross-attention, step 1 (a link any tree reads)."""
-    return f"/?model={MODEL}&text={quote(text)}&mode=greedy&view=grid&kind=cross&step=1"
+    return explore_query(text, MODEL)
 
 
 # ---- a step's messages -----------------------------------------------------------------------------------------
@@ -300,12 +310,6 @@ async def burst(url: str, pid: int, sessions: int, pages: int, rounds: int, gap:
             await asyncio.gather(*(s.close() for s in protocol), return_exceptions=True)
             await browser.close()
     return out
-
-
-def tree_env(tree: Path) -> dict[str, str]:
-    env = app_env(LENS_WARMUP="0")
-    env["PYTHONPATH"] = os.pathsep.join([str(tree / "pkg"), str(tree)])
-    return env
 
 
 def main(argv: list[str] | None = None) -> int:

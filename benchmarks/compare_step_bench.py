@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -31,7 +30,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode
 
-from benchmarks.harness import IDLE, ROOT, app_env, cpu_seconds, launch, percentile, served
+from benchmarks.harness import IDLE, ROOT, app_env, cpu_seconds, launch, percentile, served, tree_env
 
 TIMEOUT = 300_000
 SENTENCE = "Where is the train station? I would like to buy two tickets to Paris for tomorrow morning."
@@ -149,14 +148,14 @@ def main(argv: list[str] | None = None) -> int:
         for name, commit in (("old", None if args.no_old else args.old), ("new", args.new)):
             if commit is None:
                 continue
-            env = app_env(LENS_WARMUP="0")
             if Path(commit).is_dir():  # a folder, served as it is, with this venv's own package
                 sha, tree = str(Path(commit).resolve()), Path(commit).resolve()
+                env = app_env(LENS_WARMUP="0")
             else:
                 sha = subprocess.run(["git", "rev-parse", "--short", commit], cwd=ROOT, capture_output=True,
                                      text=True, check=True).stdout.strip()
                 tree = checkout(sha, where / name)
-                env["PYTHONPATH"] = os.pathsep.join([str(tree / "pkg"), str(tree)])
+                env = tree_env(tree)
             with served(env, tree=tree) as (url, proc):
                 result[name] = {"commit": sha, **asyncio.run(measure_tree(url, proc.pid, args.steps,
                                                                           old=name == "old"))}

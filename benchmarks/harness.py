@@ -35,7 +35,8 @@ STEPPER_FIRST = "[data-testid=lens-stepper] .lens-first"
 
 __all__ = ["ATTENTION", "CHIPS", "CHROMIUM", "DRAWN", "IDLE", "LAUNCH_ARGS", "ROOT", "ROW_SHOWN", "SOURCE_SHOWN",
            "STEPPER_FIRST", "STEPPER_NEXT", "Clicks", "WebsocketBytes", "app_env", "browser_page", "cpu_seconds",
-           "free_port", "launch", "percentile", "rss_mb", "serve", "served", "stop", "time_next_clicks", "wait_healthy"]
+           "explore_query", "free_port", "launch", "percentile", "rss_mb", "serve", "served", "stop",
+           "time_next_clicks", "tree_env", "wait_healthy"]
 
 
 @dataclass
@@ -105,6 +106,23 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     raise RuntimeError(f"no VmRSS for pid {pid}")
+
+
+def tree_env(tree: Path, **extra: str) -> dict[str, str]:
+    """The environment of a server of another checkout `tree` (a `git archive` tree with pkg/attention_lens of
+    symlinks to its own app/ and model/, as compare_step_bench.checkout makes it): its package first on PYTHONPATH,
+    so it imports its own code; the warm-up off."""
+    env = app_env(LENS_WARMUP="0", **extra)
+    env["PYTHONPATH"] = os.pathsep.join([str(tree / "pkg"), str(tree)])
+    return env
+
+
+def explore_query(text: str, model: str = "everyday-en-fr") -> str:
+    """The address of Explore on `model` with `text`, greedy, grid of cross-attention, step 1 (a link any tree
+    reads)."""
+    from urllib.parse import quote
+
+    return f"/?model={model}&text={quote(text)}&mode=greedy&view=grid&kind=cross&step=1"
 
 
 def cpu_seconds(pid: int) -> float:

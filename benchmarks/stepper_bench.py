@@ -19,13 +19,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.harness import app_env, launch, percentile, served
+from benchmarks.harness import cpu_seconds, explore_query, launch, percentile, served, tree_env
 
 TIMEOUT = 120_000
 SENTENCE = "Where is the train station? I would like to buy two tickets to Paris for tomorrow morning."
@@ -54,16 +53,8 @@ M_OF = """() => { const s = document.querySelector('[data-testid=lens-stepper]')
     return t ? Number(t.split(' of ')[1]) : 0; }"""
 
 
-def cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a process so far (/proc/PID/stat)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def query() -> str:
-    from urllib.parse import quote
-
-    return f"/?model=everyday-en-fr&text={quote(SENTENCE)}&mode=greedy&view=grid&kind=cross&step=1"
+    return explore_query(SENTENCE)
 
 
 async def open_page(browser, url: str, viewport=(1366, 768)):
@@ -143,9 +134,9 @@ async def measure_tree(url: str, pid: int, clicks: int, burst: int, rounds: int)
                 await c2.close()
             out["warm_picture_s"] = round(statistics.median(warm), 2)
             await click_steps(page, 3)  # warm
-            c0 = cpu_s(pid)
+            c0 = cpu_seconds(pid)
             lat, m = await click_steps(page, clicks)
-            out["server_cpu_ms_per_step"] = round(1000 * (cpu_s(pid) - c0) / clicks, 2)
+            out["server_cpu_ms_per_step"] = round(1000 * (cpu_seconds(pid) - c0) / clicks, 2)
             out["steps_in_run"] = m
             out["click_p50_ms"] = round(1000 * statistics.median(lat), 1)
             out["click_p95_ms"] = round(1000 * percentile(lat, 95), 1)
@@ -182,7 +173,7 @@ async def most_pages(url: str, pid: int, start: int, step: int, limit: int) -> d
             while n <= limit:
                 try:
                     pages += await asyncio.gather(*(open_page(browser, url) for _ in range(n - len(pages))))
-                    c0 = cpu_s(pid)
+                    c0 = cpu_seconds(pid)
 
                     async def one(pg):
                         t = time.perf_counter()
@@ -193,7 +184,7 @@ async def most_pages(url: str, pid: int, start: int, step: int, limit: int) -> d
                         return time.perf_counter() - t
                     lat = await asyncio.gather(*(one(pg) for _, pg in pages))
                     best = {"pages": n, "two_steps_p95_ms": round(1000 * percentile(lat, 95), 1),
-                            "server_cpu_ms_per_step": round(1000 * (cpu_s(pid) - c0) / (2 * n), 2)}
+                            "server_cpu_ms_per_step": round(1000 * (cpu_seconds(pid) - c0) / (2 * n), 2)}
                 except Exception as exc:  # noqa: BLE001 - the first count that fails ends the climb
                     best["stopped_at"] = f"{n}: {type(exc).__name__}"
                     break
@@ -265,9 +256,7 @@ def main(argv: list[str] | None = None) -> int:
         for name, tree in (("old", args.old), ("new", args.new)):
             if tree is None:
                 continue
-            env = app_env(LENS_WARMUP="0")
-            env["PYTHONPATH"] = os.pathsep.join([str(tree / "pkg"), str(tree)])
-            with served(env, tree=tree.resolve()) as (url, proc):
+            with served(tree_env(tree), tree=tree.resolve()) as (url, proc):
                 result[name] = asyncio.run(measure_tree(url, proc.pid, args.clicks, args.burst, args.rounds))
                 if name == "new" and args.most:
                     result["most_pages"] = asyncio.run(most_pages(url, proc.pid, 10, 10, args.most))
