@@ -66,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
                      align_weight=args.align_weight, align_reading=args.align_reading,
                      align_extra=args.align_extra or "", align_extra_links=args.align_extra_links or "",
                      align_extra_translation=not args.align_extra_alignment_only,
+                     distill_from=args.distill_from or "", distill_weight=args.distill_weight,
                      raw_text=(args.text or ("raw" if args.data else "conventions")) == "raw",
                      device=args.device, precision=args.precision, batch_tokens=args.batch_tokens)
     splits, meta = load_rows(args)
@@ -149,6 +150,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     guided.add_argument("--align-extra-alignment-only", action="store_true",
                         help="the --align-extra pairs train the supervised head only, not the translation (their "
                              "translation loss is left out)")
+    distill = p.add_argument_group(
+        "distillation", "word-level knowledge distillation (Kim & Rush 2016): a frozen teacher model reads the same "
+        "pairs, and the loss becomes label cross-entropy + weight x KL(teacher || student) of the next-token "
+        "distributions, averaged over the target tokens of the pairs trained for translation (pairs that train the "
+        "alignment only get no KL term); an anchor that keeps the translation near the teacher's while guided "
+        "alignment moves a head (model/training/distill.py)")
+    distill.add_argument("--distill-from", metavar="DIR",
+                         help="the teacher checkpoint: same source and target tokenizers as the model trained "
+                              "(e.g. the model --init-from was fine-tuned from); the card records it")
+    distill.add_argument("--distill-weight", type=float, default=0.0, metavar="B",
+                         help="weight B of the KL term beside the label cross-entropy (weight 1); needed with "
+                              "--distill-from (default %(default)s: off)")
     where = p.add_argument_group("device", "where the steps run and how a batch is measured")
     where.add_argument("--device", default="cpu", metavar="cpu|cuda[:N]|auto",
                        help="cpu (default), a CUDA GPU, or auto (the GPU when torch sees one); the card records it")

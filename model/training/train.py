@@ -80,6 +80,10 @@ class TrainConfig:
     align_extra: str = ""
     align_extra_links: str = ""
     align_extra_translation: bool = True  # False: the extra pairs train the alignment only, not the translation
+    # word-level knowledge distillation (model.training.distill): a frozen teacher checkpoint of the same tokenizers;
+    # the pairs trained for translation add distill_weight x KL(teacher || student) per target token to the loss
+    distill_from: str = ""
+    distill_weight: float = 0.0
     # Where the steps run (model.engine.device.resolve_device: cpu, cuda[:N], mps, auto); mixed precision on a
     # GPU (PRECISIONS: auto = bf16 where the card has it, else fp16 with loss scaling; off = float32; the CPU
     # always trains in float32); batch_tokens > 0: a batch holds at most that many padded tokens (its longest
@@ -103,6 +107,9 @@ class TrainConfig:
             raise ValueError("batch_tokens must be 0 (batches of batch_size sentences) or positive")
         if bool(self.align_extra) != bool(self.align_extra_links) or (self.align_extra and not self.align_links):
             raise ValueError("align_extra needs align_extra_links (one line per pair) and align_links")
+        if bool(self.distill_from) != (self.distill_weight > 0):
+            raise ValueError("distill_from (a teacher checkpoint) and a positive distill_weight go together, got "
+                             f"{self.distill_from!r} and {self.distill_weight!r}")
         if self.align_links and self.align_weight <= 0:
             raise ValueError(f"align_weight must be positive with align_links, got {self.align_weight!r}")
         unknown = sorted(set(self.architecture) - set(ARCHITECTURE))
@@ -113,7 +120,8 @@ class TrainConfig:
         """What a card records as its train_config: these settings, with the dimensions actually trained
         (`cfg`, the start's with init_from) in place of the ones asked for, and both vocabulary sizes."""
         settings = {k: getattr(self, k) for k in self.__dataclass_fields__ if k not in ("architecture", "vocab_size")
-                    and (self.align_links or not k.startswith("align_"))}
+                    and (self.align_links or not k.startswith("align_"))
+                    and (self.distill_from or not k.startswith("distill_"))}
         return {**settings, **{k: getattr(cfg, k) for k in ARCHITECTURE},
                 "src_vocab_size": cfg.src_vocab_size, "tgt_vocab_size": cfg.tgt_vocab_size}
 
@@ -227,6 +235,11 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
     train_src, train_lab = encode(train_rows)
     valid_src, valid_lab = encode(valid_rows[:500])
     guides = _guides(train_rows, tc, meta, src_tok, tgt_tok, cfg, shift) if tc.align_links else None
+    teacher = None
+    if tc.distill_from:  # a mismatched teacher: one clear error before any training
+        from attention_lens.model.training.distill import load_teacher
+
+        teacher = load_teacher(tc.distill_from, src_tok, tgt_tok, tc.raw_text).model.to(device)
     model = Transformer(cfg)
     if start is not None:
         model.load_state_dict(start.model.state_dict(), strict=True)
@@ -236,10 +249,12 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
     loss_fn = nn.CrossEntropyLoss(ignore_index=cfg.pad_id, label_smoothing=tc.label_smoothing)
     eval_loss_fn = nn.CrossEntropyLoss(ignore_index=cfg.pad_id, reduction="sum")
 
-    def batch_loss(srcs, labs, fn, guide=None, no_translation=None):
+    def batch_loss(srcs, labs, fn, guide=None, no_translation=None, distill=False):
         """guide: the batch's Guides (guided alignment), or None; with one the loss adds align_weight times
         the alignment loss, kept in align_seen for the log. no_translation: per row, True where the row's
-        translation loss is left out (extra pairs that train the alignment only)."""
+        translation loss is left out (extra pairs that train the alignment only). distill (training batches, with a
+        teacher): the loss adds distill_weight times KL(teacher || student) over the target tokens of the rows
+        trained for translation, kept in distill_seen."""
         src, src_keep = (t.to(device) for t in pad_batch(srcs, cfg.pad_id))
         dec_in, tgt_keep = (t.to(device) for t in pad_batch([decoder_inputs(lab, cfg, shift) for lab in labs],
                                                            cfg.pad_id))
@@ -259,6 +274,8 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
             loss = fn(logits.reshape(-1, logits.shape[-1]), lab_ce.reshape(-1))
         else:  # every row of the batch trains the alignment only
             loss = logits.sum() * 0.0
+        if distill and teacher is not None:
+            loss = loss + tc.distill_weight * _distillation(logits, lab_ce, src, src_keep, dec_in, tgt_keep)
         if tensors is not None:
             term = alignment_loss(head_attention(out_.cross_attentions, tc.align_layer, tc.align_head), *tensors)
             align_seen.append(term.item())
@@ -266,6 +283,23 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
         return loss, logits, lab_t
 
     align_seen: list[float] = []
+    distill_seen: list[float] = []
+
+    def _distillation(logits, lab_ce, src, src_keep, dec_in, tgt_keep):
+        """KL(teacher || student) over the target tokens of the rows trained for translation (the teacher reads
+        only those rows)."""
+        from attention_lens.model.training.distill import distillation_loss
+
+        rows = (lab_ce != cfg.pad_id).any(1)
+        if not bool(rows.any()):
+            return logits.sum() * 0.0
+        with torch.no_grad(), torch.autocast(device.type, dtype=amp or torch.float32, enabled=amp is not None):
+            t_enc = teacher.encode(src[rows], src_keep[rows], need_weights=False)
+            t_logits = teacher.decode(dec_in[rows], t_enc, decoder_self_mask(tgt_keep[rows], causal),
+                                      need_weights=False).logits.float()
+        term = distillation_loss(logits[rows], t_logits, lab_ce[rows] != cfg.pad_id)
+        distill_seen.append(term.item())
+        return term
 
     log_rows: list[dict[str, Any]] = []
     log_path = out / LOG
@@ -293,7 +327,7 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
             g["lr"] = _lr_at(step, tc, time.perf_counter() - t0)
         loss, _, _ = batch_loss([train_src[i] for i in idx], [train_lab[i] for i in idx], loss_fn,
                                 None if guides is None else [guides[i] for i in idx],
-                                None if tc.align_extra_translation else [i >= n_split for i in idx])
+                                None if tc.align_extra_translation else [i >= n_split for i in idx], distill=True)
         opt.zero_grad(set_to_none=True)
         scaler.scale(loss).backward()  # without fp16 the scaler passes everything through unchanged
         scaler.unscale_(opt)
@@ -348,6 +382,13 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
                 "extra_translation": tc.align_extra_translation} if tc.align_extra else {}),
             "loss_first_100": round(sum(align_seen[:100]) / max(1, len(align_seen[:100])), 5),
             "loss_last_100": round(sum(align_seen[-100:]) / max(1, len(align_seen[-100:])), 5)}
+    if teacher is not None:  # the KL term: its mean over the first and the last 100 steps that had one
+        card["distillation"] = {
+            "teacher": tc.distill_from, "weight": tc.distill_weight,
+            "loss": "label cross-entropy + weight x KL(teacher || student), per target token of the pairs trained "
+                    "for translation",
+            "kl_first_100": round(sum(distill_seen[:100]) / max(1, len(distill_seen[:100])), 5),
+            "kl_last_100": round(sum(distill_seen[-100:]) / max(1, len(distill_seen[-100:])), 5)}
     dtype = torch.float16 if tc.dtype == "float16" else torch.float32
     counts = count_words(s for s, _ in train_rows) if tc.raw_text else None
     save_checkpoint(out, model, src_tok, tgt_tok, card, dtype=dtype, source_counts=counts)
