@@ -93,7 +93,8 @@ def engine_device(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """`align`, on as many CPU threads as --threads asks (default: the idle cores) while it runs, torch's own
-    count restored after it."""
+    count restored after it. With 2 or more on the CPU, that many batches' passes run at once, each at one
+    intra-op thread, ahead of the reading and counting (model.engine.ahead)."""
     shard = Shard.parse(args.shard)
     corpus = _corpus(args)
     select_on = None
@@ -104,11 +105,14 @@ def run(args: argparse.Namespace) -> int:
     if shard.count > 1 and args.method.startswith("best") and select_on is None:
         raise ValueError("--shard with --method best needs --select-on FILE (every shard must choose the same "
                          "method), or give a fixed --method")
-    with torch_threads(cpu_threads(args.threads) if engine_device(args) == "cpu" else None):
-        return _align(args, shard, corpus, select_on)
+    threads = cpu_threads(args.threads) if engine_device(args) == "cpu" else None
+    workers = threads if threads is not None and threads > 1 else 0
+    with torch_threads(1 if workers else threads):
+        return _align(args, shard, corpus, select_on, workers)
 
 
-def _align(args: argparse.Namespace, shard: Shard, corpus: FileCorpus, select_on: list[Example] | None) -> int:
+def _align(args: argparse.Namespace, shard: Shard, corpus: FileCorpus, select_on: list[Example] | None,
+           workers: int = 0) -> int:
     from attention_lens.model.analysis.alignment import format_pharaoh, run_alignment
 
     engine = open_model(args)
@@ -116,7 +120,7 @@ def _align(args: argparse.Namespace, shard: Shard, corpus: FileCorpus, select_on
     report = run_alignment(engine, method=args.method, select_on=select_on, corpus=corpus, keep_links=False,
                            on_links=(lambda k, found: lines.add(k, format_pharaoh(found))) if lines is not None
                            else None, batch_size=args.batch_size or BATCH, progress=not args.quiet,
-                           omission_mass=args.omission_mass)
+                           omission_mass=args.omission_mass, workers=workers)
     summary = report.summary(sentences=False)
     summary["merge"].update(model=args.model, shard=str(shard))  # what `merge` checks across the files
     if shard.count > 1:

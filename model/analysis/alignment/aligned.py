@@ -21,6 +21,7 @@ from attention_lens.model.analysis.alignment.words import (
     word_groups,
 )
 from attention_lens.model.engine import DecodeOptions, ModelInputError
+from attention_lens.model.engine.ahead import ahead
 from attention_lens.model.engine.contributions import contributions
 
 if TYPE_CHECKING:
@@ -86,12 +87,17 @@ def _weighted(engine: Engine, run: Any, raw: np.ndarray, options: DecodeOptions,
 
 
 def align_batches(engine: Engine, batches: Iterable[Sequence[tuple[int, _Item]]], causal: bool | None = None,
-                  shift: bool | None = None, weights: str | Sequence[str] = "raw") -> Iterator[Aligned]:
+                  shift: bool | None = None, weights: str | Sequence[str] = "raw",
+                  workers: int = 0) -> Iterator[Aligned]:
     """Teacher-force each batch of (index, example) (in the setting the model was trained with, from its card,
     unless given) and yield every sentence's Aligned, batch by batch, read under `weights` (one or several:
     Aligned.readings). Sentences whose pieces do not line up with their words, or that the model cannot read,
     are yielded with an error instead; weights after the first that the model cannot give (ModelInputError)
-    are left out of `readings` and named in `unavailable`."""
+    are left out of `readings` and named in `unavailable`.
+
+    workers >= 1 with the raw weights alone: the batches are tokenised and passed through the model on that
+    many threads ahead of the reading here (model.engine.ahead; run torch at one intra-op thread then), the
+    same Aligned in the same order."""
     wanted = (weights,) if isinstance(weights, str) else tuple(weights)
     trained_causal, trained_shift = engine.trained_setting
     causal = trained_causal if causal is None else causal
@@ -102,9 +108,10 @@ def align_batches(engine: Engine, batches: Iterable[Sequence[tuple[int, _Item]]]
     specials = engine_specials(engine)
     limit = engine.max_source_tokens
     kinds: dict[str, tuple[bool, bool]] = {}  # each piece's (special, punctuation), for the sinks
-    for chunk in batches:
-        if len(kinds) > 100_000:  # bounded whatever the vocabulary
-            kinds.clear()
+
+    def passed(chunk: Sequence[tuple[int, _Item]]) -> tuple[list[Aligned], list[tuple], list[Any], list[Any]]:
+        """The chunk's sentences that could not be read (as Aligned), and the others (their pieces, runs and
+        raw cross-attention weights) after one pass."""
         ready, failed = [], []
         for k, ex in chunk:
             try:
@@ -129,6 +136,11 @@ def align_batches(engine: Engine, batches: Iterable[Sequence[tuple[int, _Item]]]
         else:
             runs = engine.teacher_forced_batch(srcs, labs, options)
             raws = [run.cross_attn for run in runs]
+        return failed, ready, runs, raws
+
+    for failed, ready, runs, raws in ahead(passed, batches, workers if wanted == ("raw",) else 0):
+        if len(kinds) > 100_000:  # bounded whatever the vocabulary
+            kinds.clear()
         yield from failed
         for (k, _, src_pieces, src_words, labels, tgt_words), run, raw in zip(ready, runs, raws):
             raw = np.asarray(raw, dtype=np.float64)  # once: the word attention and the sinks both read float64

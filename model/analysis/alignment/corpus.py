@@ -41,7 +41,7 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
                   batch_size: int = 32, progress: bool = True, select_on: Sequence[Example] | None = None, *,
                   corpus: Corpus | None = None, keep_links: bool = True,
                   on_links: Callable[[int, list[Link]], None] | None = None,
-                  omission_mass: float = OMISSION_MASS) -> Report:
+                  omission_mass: float = OMISSION_MASS, workers: int = 0) -> Report:
     """Align every sentence and count every candidate method against its gold links (when it has any), with
     per-sentence counts, the breakdown, omissions and sinks of the chosen method. Memory does not grow with the
     number of sentences (the corpus is read in batches; per-sentence results are a few integers), except the
@@ -51,7 +51,10 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
     norm-weighted, rollout and the gradient reading; `selection.candidates` lists each weights' best): on
     `select_on` when given (other sentences with gold, e.g. a valid split), its scores then reported on all of
     the corpus; otherwise, with 20 or more gold sentences, on the first half, scores reported on the second half
-    (a held-out estimate); with fewer, chosen and reported on the same sentences, and the report says so."""
+    (a held-out estimate); with fewer, chosen and reported on the same sentences, and the report says so.
+
+    workers: the model's passes run on that many threads ahead of the counting (align_batches); the same
+    report."""
     corpus = corpus if corpus is not None else MemoryCorpus(examples or [], batch_size, progress)
     searched = searched_weights(method)
     chosen = None if method.startswith(BEST) else Method.parse(method)
@@ -87,7 +90,7 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
     offsets = dict(zip(searched, np.cumsum([0] + [len(t.methods) for t in sel_tallies.values()])[:-1].tolist()))
     spill = Spill()
     if picked:
-        for batch_items, item in _aligned(engine, corpus, lambda k: k in picked, searched):
+        for batch_items, item in _aligned(engine, corpus, lambda k: k in picked, searched, workers):
             n_read += 1
             ex = batch_items[item.index]
             unavailable.update(item.unavailable)
@@ -139,7 +142,8 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
 
     # 2. every other sentence, with the method known: counted, scored, its links handed on
     rest = new(weights)
-    for batch_items, item in _aligned(engine, corpus, (lambda k: k not in picked) if picked else None, weights):
+    for batch_items, item in _aligned(engine, corpus, (lambda k: k not in picked) if picked else None, weights,
+                                     workers):
         n_read += 1
         ex = batch_items[item.index]
         if item.attention is None or not fits(item.attention, ex):
@@ -151,7 +155,7 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
     #    reported ones, their breakdown); their counts come from the spilled blocks
     omitted_of: dict[int, tuple[int, ...]] = {}
     if picked and sel_tally.n and (keep_links or on_links is not None or in_sample):
-        for batch_items, item in _aligned(engine, corpus, lambda k: k in picked, weights):
+        for batch_items, item in _aligned(engine, corpus, lambda k: k in picked, weights, workers):
             if item.attention is None or not fits(item.attention, batch_items[item.index]):
                 continue
             if in_sample:
@@ -186,11 +190,18 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
 
 
 
-def _aligned(engine: Engine, corpus: Corpus, keep: Callable[[int], bool] | None,
-             weights: str | Sequence[str]) -> Iterator[tuple[dict[int, Any], Aligned]]:
-    """(the batch's items by index, Aligned) for every sentence `keep` accepts."""
-    for batch in corpus.batches(keep):
-        items = dict(batch)
-        for item in align_batches(engine, [batch], weights=weights):
-            yield items, item
+def _aligned(engine: Engine, corpus: Corpus, keep: Callable[[int], bool] | None, weights: str | Sequence[str],
+             workers: int = 0) -> Iterator[tuple[dict[int, Any], Aligned]]:
+    """(the items read and not yet aligned, by index; Aligned) for every sentence `keep` accepts, in the
+    corpus's order; `workers`: align_batches's (the items of the batches read ahead are held meanwhile)."""
+    held: dict[int, Any] = {}
+
+    def read() -> Iterator[list[tuple[int, Any]]]:
+        for batch in corpus.batches(keep):
+            held.update(batch)
+            yield batch
+
+    for item in align_batches(engine, read(), weights=weights, workers=workers):
+        yield held, item
+        del held[item.index]
 
