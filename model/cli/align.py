@@ -215,7 +215,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "than this much attention (in units of one target word's; default %(default)s)")
     add_stream_options(p, batch_default=BATCH)
     p.add_argument("--threads", type=int, help="CPU threads (default: the cores idle when it starts, at least 1; "
-                                               "on a busy shared machine more threads only spin)")
+                                               "on a busy shared machine more threads only spin). With 2 or more, "
+                                               "that many batches go through the model at once, each on one "
+                                               "thread, while the results of the ones before are counted")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=run)
 

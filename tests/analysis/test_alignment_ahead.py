@@ -53,8 +53,7 @@ def test_run_alignment_with_workers_gives_the_same_report(tiny_engine, gold_file
         corpus = FileCorpus(str(gold_file), Shard(), 4, 64, False)
         return run_alignment(tiny_engine, corpus=corpus, workers=workers).summary()
 
-    with torch.no_grad():
-        assert report(3) == report(0)
+    assert report(3) == report(0)
 
 
 def test_a_pass_failing_on_a_worker_is_the_one_line_error(tiny_ckpt, gold_file, monkeypatch, capsys):
