@@ -78,7 +78,7 @@ if len(sys.argv) > 2:  # the trace's size and the Heads ranking's time over a fe
                    heads_pairs=len(pairs))
 print(json.dumps(figures))
 """
-# NLLB-600M's float32 weights (2.3 GiB) are over the default model size limit (LENS_MAX_MODEL_MB=2048).
+# NLLB-600M's float32 weights (2.3 GiB), under an explicit model size limit whatever the environment says.
 BIG_LIMIT = {"LENS_MAX_MODEL_MB": "4096"}
 PAIRS = [["the cat sat on the mat .", "le chat s' assit sur le tapis ."],
          ["the black dog barked at the cat .", "le chien noir aboya contre le chat ."]]

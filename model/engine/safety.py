@@ -27,7 +27,9 @@ import numpy as np
 from attention_lens.model.engine.errors import CheckpointError, refuse_pickles
 
 ENV_MAX_MB = "LENS_MAX_MODEL_MB"
-DEFAULT_MAX_MB = 2048
+# As float32: the multilingual models people debug fit (NLLB-200-distilled-600M and mBART-large-50 2.3 GiB,
+# M2M-100 1.2B 4.6 GiB, NLLB-200 1.3B 5.1 GiB); a config claiming more is refused before anything is allocated.
+DEFAULT_MAX_MB = 8192
 MAX_LAYERS = 128  # more layers than any seq2seq model published; building even the meta model would take long
 MAX_HEADER_BYTES = 100 * 2**20
 # A header entry is a tensor's name, dtype, shape and offsets: under 200 bytes for every model we know (the longest

@@ -135,3 +135,29 @@ def test_the_size_limit_is_named_and_can_be_raised(tmp_path, monkeypatch, build)
         load_engine(folder)
     monkeypatch.setenv(ENV_MAX_MB, "100")
     assert load_engine(folder).n_heads == 4
+
+
+# The multilingual models people debug, as float32: NLLB-200-distilled-600M and mBART-large-50 (2.3 GiB each),
+# M2M-100 1.2B (4.6 GiB). Their configs' dimensions, built on the meta device (no memory, no weights).
+REAL_SIZES = {
+    "nllb-200-distilled-600M": dict(d_model=1024, encoder_layers=12, decoder_layers=12, encoder_ffn_dim=4096,
+                                    decoder_ffn_dim=4096, encoder_attention_heads=16, decoder_attention_heads=16,
+                                    vocab_size=256_206),
+    "m2m100_1.2B": dict(d_model=1024, encoder_layers=24, decoder_layers=24, encoder_ffn_dim=8192,
+                        decoder_ffn_dim=8192, encoder_attention_heads=16, decoder_attention_heads=16,
+                        vocab_size=128_112),
+}
+
+
+@pytest.mark.parametrize("name", sorted(REAL_SIZES))
+def test_the_multilingual_models_people_debug_are_under_the_default_size_limit(name, monkeypatch):
+    import torch
+    from attention_lens.model.engine.safety import check_size, module_shapes
+    from transformers import M2M100Config, M2M100ForConditionalGeneration
+
+    monkeypatch.delenv(ENV_MAX_MB, raising=False)
+    with torch.device("meta"):
+        skeleton = M2M100ForConditionalGeneration(M2M100Config(**REAL_SIZES[name]))
+    n_params = module_shapes(skeleton)[2]
+    assert n_params > 600_000_000
+    check_size(name, n_params, file_bytes=n_params * 4)  # raises CheckpointError when over the limit
