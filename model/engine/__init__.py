@@ -19,7 +19,8 @@
 - `safety`: the checks before a model is allocated (size limit, safetensors header, the folder's files);
 - `loader`: `load_engine(folder or hub id, device=, dtype=)`, which picks the family;
 - `device`: where a model runs and its float type (`--device`, `--dtype`, `LENS_DEVICE`), `DeviceError`.
-- `stream`: corpus files read lazily, in length-bucketed batches, by shard, with a progress bar.
+- `stream`: corpus files read lazily, in length-bucketed batches, by shard, with a progress bar;
+- `ahead`: work (a batch's pass) run ahead on worker threads, its results handed back in input order.
 """
 
 from attention_lens.model.engine.contract import Engine
