@@ -197,6 +197,11 @@ def train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, 
         return _train(splits, out, tc, meta, progress)
 
 
+def _mean(values: list[float]) -> float:
+    """The mean of a card's logged losses, to 5 decimals (0 for none)."""
+    return round(sum(values) / max(1, len(values)), 5)
+
+
 def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, meta: dict[str, Any],
            progress: bool) -> dict[str, Any]:
     out = Path(out)
@@ -380,15 +385,13 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
             "reading": tc.align_reading, "supervised_pairs": sum(g is not None for g in guides),
             **({"extra": tc.align_extra, "extra_links": tc.align_extra_links, "extra_pairs": len(extra_rows),
                 "extra_translation": tc.align_extra_translation} if tc.align_extra else {}),
-            "loss_first_100": round(sum(align_seen[:100]) / max(1, len(align_seen[:100])), 5),
-            "loss_last_100": round(sum(align_seen[-100:]) / max(1, len(align_seen[-100:])), 5)}
+            "loss_first_100": _mean(align_seen[:100]), "loss_last_100": _mean(align_seen[-100:])}
     if teacher is not None:  # the KL term: its mean over the first and the last 100 steps that had one
         card["distillation"] = {
             "teacher": tc.distill_from, "weight": tc.distill_weight,
             "loss": "label cross-entropy + weight x KL(teacher || student), per target token of the pairs trained "
                     "for translation",
-            "kl_first_100": round(sum(distill_seen[:100]) / max(1, len(distill_seen[:100])), 5),
-            "kl_last_100": round(sum(distill_seen[-100:]) / max(1, len(distill_seen[-100:])), 5)}
+            "kl_first_100": _mean(distill_seen[:100]), "kl_last_100": _mean(distill_seen[-100:])}
     dtype = torch.float16 if tc.dtype == "float16" else torch.float32
     counts = count_words(s for s, _ in train_rows) if tc.raw_text else None
     save_checkpoint(out, model, src_tok, tgt_tok, card, dtype=dtype, source_counts=counts)
