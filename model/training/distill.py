@@ -47,3 +47,29 @@ def load_teacher(folder: str | Path, source_tok, target_tok, raw_text: bool) -> 
     for p in teacher.model.parameters():
         p.requires_grad_(False)
     return teacher
+
+
+class Anchor:
+    """A frozen teacher (a Transformer of the student's vocabularies) as a training batch's anchor: `kl` gives the
+    batch's KL(teacher || student) term and keeps its value in `seen` (for the card's first / last 100 means)."""
+
+    def __init__(self, teacher: torch.nn.Module, pad_id: int) -> None:
+        self.teacher, self.pad_id = teacher, pad_id
+        self.seen: list[float] = []
+
+    def kl(self, student_logits: torch.Tensor, labels: torch.Tensor, src: torch.Tensor, src_keep: torch.Tensor,
+           dec_in: torch.Tensor, self_mask: torch.Tensor, amp: torch.dtype | None) -> torch.Tensor:
+        """KL(teacher || student) over the label positions of the rows with at least one label (rows whose labels
+        are all padding, trained for the alignment only, are not read by the teacher). The teacher reads the
+        student's batch: src (B, S) with src_keep, dec_in (B, T) with the decoder self-attention mask self_mask
+        (B, 1, T, T); amp: the autocast dtype of the student's forward pass, or None."""
+        rows = (labels != self.pad_id).any(1)
+        if not bool(rows.any()):
+            return student_logits.sum() * 0.0
+        device_type = student_logits.device.type
+        with torch.no_grad(), torch.autocast(device_type, dtype=amp or torch.float32, enabled=amp is not None):
+            enc = self.teacher.encode(src[rows], src_keep[rows], need_weights=False)
+            teacher_logits = self.teacher.decode(dec_in[rows], enc, self_mask[rows], need_weights=False).logits
+        term = distillation_loss(student_logits[rows], teacher_logits.float(), labels[rows] != self.pad_id)
+        self.seen.append(term.item())
+        return term

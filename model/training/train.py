@@ -240,11 +240,11 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
     train_src, train_lab = encode(train_rows)
     valid_src, valid_lab = encode(valid_rows[:500])
     guides = _guides(train_rows, tc, meta, src_tok, tgt_tok, cfg, shift) if tc.align_links else None
-    teacher = None
+    anchor = None
     if tc.distill_from:  # a mismatched teacher: one clear error before any training
-        from attention_lens.model.training.distill import load_teacher
+        from attention_lens.model.training.distill import Anchor, load_teacher
 
-        teacher = load_teacher(tc.distill_from, src_tok, tgt_tok, tc.raw_text).model.to(device)
+        anchor = Anchor(load_teacher(tc.distill_from, src_tok, tgt_tok, tc.raw_text).model.to(device), cfg.pad_id)
     model = Transformer(cfg)
     if start is not None:
         model.load_state_dict(start.model.state_dict(), strict=True)
@@ -259,7 +259,7 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
         the alignment loss, kept in align_seen for the log. no_translation: per row, True where the row's
         translation loss is left out (extra pairs that train the alignment only). distill (training batches, with a
         teacher): the loss adds distill_weight times KL(teacher || student) over the target tokens of the rows
-        trained for translation, kept in distill_seen."""
+        trained for translation (the teacher reads only those rows)."""
         src, src_keep = (t.to(device) for t in pad_batch(srcs, cfg.pad_id))
         dec_in, tgt_keep = (t.to(device) for t in pad_batch([decoder_inputs(lab, cfg, shift) for lab in labs],
                                                            cfg.pad_id))
@@ -267,9 +267,10 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
         tensors = None if guide is None else guide_batch(guide, src.shape[1], dec_in.shape[1])
         if tensors is not None:
             tensors = tuple(t.to(device) for t in tensors)
+        self_mask = decoder_self_mask(tgt_keep, causal)
         with torch.autocast(device.type, dtype=amp or torch.float32, enabled=amp is not None):
             enc = model.encode(src, src_keep, need_weights=False)
-            out_ = model.decode(dec_in, enc, decoder_self_mask(tgt_keep, causal), need_weights=tensors is not None)
+            out_ = model.decode(dec_in, enc, self_mask, need_weights=tensors is not None)
         logits = out_.logits.float()
         lab_ce = lab_t
         if no_translation is not None and any(no_translation):
@@ -279,8 +280,8 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
             loss = fn(logits.reshape(-1, logits.shape[-1]), lab_ce.reshape(-1))
         else:  # every row of the batch trains the alignment only
             loss = logits.sum() * 0.0
-        if distill and teacher is not None:
-            loss = loss + tc.distill_weight * _distillation(logits, lab_ce, src, src_keep, dec_in, tgt_keep)
+        if distill and anchor is not None:
+            loss = loss + tc.distill_weight * anchor.kl(logits, lab_ce, src, src_keep, dec_in, self_mask, amp)
         if tensors is not None:
             term = alignment_loss(head_attention(out_.cross_attentions, tc.align_layer, tc.align_head), *tensors)
             align_seen.append(term.item())
@@ -288,23 +289,6 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
         return loss, logits, lab_t
 
     align_seen: list[float] = []
-    distill_seen: list[float] = []
-
-    def _distillation(logits, lab_ce, src, src_keep, dec_in, tgt_keep):
-        """KL(teacher || student) over the target tokens of the rows trained for translation (the teacher reads
-        only those rows)."""
-        from attention_lens.model.training.distill import distillation_loss
-
-        rows = (lab_ce != cfg.pad_id).any(1)
-        if not bool(rows.any()):
-            return logits.sum() * 0.0
-        with torch.no_grad(), torch.autocast(device.type, dtype=amp or torch.float32, enabled=amp is not None):
-            t_enc = teacher.encode(src[rows], src_keep[rows], need_weights=False)
-            t_logits = teacher.decode(dec_in[rows], t_enc, decoder_self_mask(tgt_keep[rows], causal),
-                                      need_weights=False).logits.float()
-        term = distillation_loss(logits[rows], t_logits, lab_ce[rows] != cfg.pad_id)
-        distill_seen.append(term.item())
-        return term
 
     log_rows: list[dict[str, Any]] = []
     log_path = out / LOG
@@ -386,12 +370,12 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
             **({"extra": tc.align_extra, "extra_links": tc.align_extra_links, "extra_pairs": len(extra_rows),
                 "extra_translation": tc.align_extra_translation} if tc.align_extra else {}),
             "loss_first_100": _mean(align_seen[:100]), "loss_last_100": _mean(align_seen[-100:])}
-    if teacher is not None:  # the KL term: its mean over the first and the last 100 steps that had one
+    if anchor is not None:  # the KL term: its mean over the first and the last 100 steps that had one
         card["distillation"] = {
             "teacher": tc.distill_from, "weight": tc.distill_weight,
             "loss": "label cross-entropy + weight x KL(teacher || student), per target token of the pairs trained "
                     "for translation",
-            "kl_first_100": _mean(distill_seen[:100]), "kl_last_100": _mean(distill_seen[-100:])}
+            "kl_first_100": _mean(anchor.seen[:100]), "kl_last_100": _mean(anchor.seen[-100:])}
     dtype = torch.float16 if tc.dtype == "float16" else torch.float32
     counts = count_words(s for s, _ in train_rows) if tc.raw_text else None
     save_checkpoint(out, model, src_tok, tgt_tok, card, dtype=dtype, source_counts=counts)
