@@ -56,6 +56,25 @@ def test_card_records_the_fine_tune_on_the_same_split(name):
 
 
 @pytest.mark.parametrize("name", ALIGNED)
+def test_the_card_s_fine_tune_stages_add_up(name):
+    """One fine-tune, or a chain of them (each from the one before, `fine_tune_stages`) and a weight mix with the
+    chain's start: the steps the card gives the alignment training are the steps since its start, the stages begin
+    at the card's start and add up to them, and a mix is with that start."""
+    c = card(name)
+    g, start = c["guided_alignment"], c["init_from"]
+    assert g["steps"] == c["steps"] - start["steps"] > 0
+    stages = c.get("fine_tune_stages", [])
+    if stages:
+        assert stages[0]["start"] == start["path"]
+        assert sum(s["steps"] for s in stages) == g["steps"]
+        assert sum(s["minutes"] for s in stages) == pytest.approx(g["minutes"], abs=0.1 * len(stages))
+        assert g["loss_first_100"] == stages[0]["alignment_loss_first_100"]
+        assert g["loss_last_100"] == stages[-1]["alignment_loss_last_100"]
+    if "weights_mix" in c:
+        assert c["weights_mix"]["b"] == start["path"] and 0 < c["weights_mix"]["alpha"] < 1
+
+
+@pytest.mark.parametrize("name", ALIGNED)
 def test_translates_within_one_chrf_of_its_start_and_stays_small(name):
     c, base = card(name), card(ALIGNED[name])
     assert c["test_metrics"]["n"] == base["test_metrics"]["n"]
