@@ -222,6 +222,8 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
 
         extra_rows = [(e.source, e.target) for e in read_tsv(Path(tc.align_extra))]
         train_rows = [*train_rows, *extra_rows]
+    # the pairs trained for translation (the card's train_pairs, the word counts): alignment-only extras are not
+    n_translated = len(train_rows) if tc.align_extra_translation else n_split
     start = load_checkpoint(Path(tc.init_from)) if tc.init_from else None
     if start is not None:  # continue a run (or turn a healthy model into a broken variant): same vocabulary
         src_tok, tgt_tok = start.source_tokenizer, start.target_tokenizer
@@ -358,7 +360,7 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
             "train_config": tc.card_fields(cfg),
             "init_from": ({"path": tc.init_from, "steps": start.card.get("steps"),
                            "train_seconds": start.card.get("train_seconds")} if start is not None else None),
-            "train_pairs": len(train_rows), "valid_pairs": len(valid_rows), "test_pairs": len(splits["test"]),
+            "train_pairs": n_translated, "valid_pairs": len(valid_rows), "test_pairs": len(splits["test"]),
             "device": device_name(device) + (f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda"
                                              else ""),
             "precision": {None: "float32", torch.bfloat16: "bf16 autocast", torch.float16: "fp16 autocast"}[amp],
@@ -377,7 +379,7 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
                     "for translation",
             "kl_first_100": _mean(anchor.seen[:100]), "kl_last_100": _mean(anchor.seen[-100:])}
     dtype = torch.float16 if tc.dtype == "float16" else torch.float32
-    counts = count_words(s for s, _ in train_rows) if tc.raw_text else None
+    counts = count_words(s for s, _ in train_rows[:n_translated]) if tc.raw_text else None
     save_checkpoint(out, model, src_tok, tgt_tok, card, dtype=dtype, source_counts=counts)
     # Metrics are measured on the checkpoint as saved (and reloaded), not on the in-memory weights.
     engine = BuiltinEngine.load(out, device=device) if device.type != "cpu" else BuiltinEngine(load_checkpoint(out))

@@ -159,6 +159,10 @@ def test_extra_pairs_can_train_the_alignment_only(start, tmp_path):
     assert run.returncode == 0, run.stderr
     card = json.loads((out / "card.json").read_text())
     assert card["guided_alignment"]["extra_translation"] is False
+    assert card["train_pairs"] == len(split_by_sentence([(e.source, e.target) for e in read_tsv(data)], 0)["train"])
+    words = dict(line.split("\t") for line in (out / "source_words.tsv").read_text().splitlines())
+    doubled = f"{SOURCES[0]} {SOURCES[0]}".split()
+    assert all(int(words.get(w, 0)) <= sum(s.split().count(w) for s in SOURCES) for w in doubled), words
     log = (out / "train_log.csv").read_text().splitlines()
     losses = [float(row.split(",")[1]) for row in log[-2:]]  # this run's rows: step, train_loss, ...
     assert all(math.isfinite(x) for x in losses) and card["guided_alignment"]["loss_first_100"] > 0
