@@ -111,9 +111,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.agreement:
         gap = _load(args.agreement)
         typed, start = gap["typed"], gap["typed (start)"]
-        guided["agreement"] = {**guided.get("agreement", {}), "aer": typed["aer"], "n": typed["n_scored"],
-                               "precision": typed["precision"], "recall": typed["recall"],
-                               "start_same_head": start["aer"]}
+        guided["agreement"] = {**guided.get("agreement", {}), "aer": round(typed["aer"], 4), "n": typed["n_scored"],
+                               "precision": round(typed["precision"], 4), "recall": round(typed["recall"], 4),
+                               "start_same_head": round(start["aer"], 4)}
     final_path.write_text(json.dumps(card, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"{final_path}: {len(args.stages)} stages, {guided['steps']} steps, {guided['minutes']} min")
     return 0
