@@ -334,3 +334,25 @@ def test_step_and_view_switched_in_the_page_survive_another_page(shipped_server)
         ready(page, 4)
         label = page.locator(f"{STEPPER} .lens-picture").get_attribute("aria-label")
         assert label.startswith("Decoder self-attention · layer 3 · head 2"), label
+
+
+def test_step_and_view_survive_another_page_when_the_server_never_heard_them(shipped_server):
+    """The step and view reported with the click that leaves the page can reach the server after the other page's
+    run has begun, and are then lost (a clean-clone CI run came back to step 1 for 4). A link followed with no
+    pointer event stands for that: the server never hears step 4, and back on Explore the stepper still shows the
+    step and view that were on screen, and tells the server (the address bar and the server's step follow)."""
+    with open_explore(shipped_server, query("greedy", "cross")) as page:
+        ready(page, 1)
+        page.wait_for_selector(IDLE, timeout=60_000)
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+        _switch(page, kind="decoder_self_attention", view="head", layer=2, head=1)
+        ready(page, 4)
+        page.evaluate("() => [...document.querySelectorAll('a')].find(a => a.textContent.trim() === 'Heads').click()")
+        page.wait_for_selector(IDLE, timeout=90_000)
+        page.get_by_role("link", name="Explore").click()
+        ready(page, 4)
+        label = page.locator(f"{STEPPER} .lens-picture").get_attribute("aria-label")
+        assert label.startswith("Decoder self-attention · layer 3 · head 2"), label
+        page.wait_for_selector(IDLE, timeout=60_000)
+        page.wait_for_function("() => new URL(window.location.href).searchParams.get('step') === '4'", timeout=10_000)

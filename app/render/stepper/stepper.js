@@ -11,6 +11,18 @@ let active = null; // the stepper the page's keys drive (the last one mounted th
 let keysBound = false;
 
 const KEYS = { ArrowRight: 'next', ArrowLeft: 'back', Home: 'first', End: 'last', ' ': 'play' };
+// This document's last stepper (kept on window, so it lives while the page is switched inside the app and is gone
+// on a reload): its run, the step and view on screen, and the step and view the server last pinned. A stepper
+// mounted afresh on the same run (another page, then back) shows the kept step and view where the server has
+// pinned nothing new since, and tells the server: the step reported with the click that leaves the page can reach
+// the server after the other page's run has begun, and is then lost.
+const KEPT = '__lensStepperKept';
+function keptOnPage() {
+  return window[KEPT] || null;
+}
+function keepOnPage(s) {
+  window[KEPT] = { run: s.runId, step: s.step, view: s.viewNow(), pinStep: s.pinStep, pinView: s.pinView };
+}
 const TIPS = {
   first: 'First step (Home)', back: 'Back one step (←)', next: 'Next step (→)', last: 'Last step (End)',
   play: 'Play / pause (space)',
@@ -345,6 +357,7 @@ function create(parent) {
     s.stepped = true;
     s.draw();
     s.keepUrl();
+    keepOnPage(s);
     s.syncSoon();
   };
   s.report = () => { // the view first (its callback sets the page's view), then the step
@@ -381,6 +394,7 @@ function create(parent) {
     s.layoutKey = null;
     s.draw();
     s.keepUrl();
+    keepOnPage(s);
     s.syncSoon();
   };
   s.keepUrl = () => { // the address bar's step and view, at most four times a second (browsers throttle them)
@@ -1220,6 +1234,7 @@ function drawGoldKey(s) {
 export default function (component) {
   const { data, parentElement, setStateValue } = component;
   let s = STATES.get(parentElement);
+  const fresh = !s;
   if (!s) {
     s = create(parentElement);
     s.drawBar = () => drawBar(s);
@@ -1248,12 +1263,28 @@ export default function (component) {
   const newRun = h.run_id !== s.runId;
   s.run = run;
   s.header = h;
+  let restored = false;
   if (newRun || h.seq !== s.seq) { // the server chose the step (a new run, a link, the tour, a forced token)
     s.stop();
     s.step = Math.max(1, Math.min(h.m, h.step || 1));
     s.reported = s.step;
     s.view = s.viewNow(); // and the view: the header's (pinned by the server to this seq)
     s.reportedView = JSON.stringify(s.view);
+    s.pinStep = s.step;
+    s.pinView = s.reportedView;
+    const kept = fresh ? keptOnPage() : null;
+    if (kept && kept.run === h.run_id) { // back on the page: what was on screen, unless the server chose anew
+      if (kept.step !== s.step && (kept.pinStep === s.step)) {
+        s.step = Math.max(1, Math.min(h.m, kept.step));
+        restored = true;
+      }
+      const keptView = JSON.stringify(kept.view);
+      if (keptView !== s.reportedView && kept.pinView === s.reportedView) {
+        Object.assign(h, kept.view);
+        s.view = s.viewNow();
+        restored = true;
+      }
+    }
   } else if (s.view) { // the same seq: the view switched here stays (the header keeps the seq's own)
     Object.assign(h, s.view);
   }
@@ -1264,6 +1295,8 @@ export default function (component) {
   s.step = Math.max(1, Math.min(h.m, s.step));
   s.draw();
   if (!s.chooser.hidden) buildChooser(s);
-  if ((s.reported !== s.step || s.reportedView !== JSON.stringify(s.viewNow())) && h.sync) s.report();
+  keepOnPage(s);
+  if (restored) s.keepUrl();
+  if ((s.reported !== s.step || s.reportedView !== JSON.stringify(s.viewNow())) && (h.sync || restored)) s.report();
   return s.cleanup;
 }
