@@ -6,9 +6,9 @@ up, and recorded in the final card, so that it tells the whole history and the f
         --method inter-shift-L2H1 --test test.json --valid valid.json [--hansards H.json] [--agreement A.json] \\
         [--extra-description TEXT]
 
-FINAL is the last stage's folder or a mix of it (its card is rewritten in place). Each stage's card must name the
-stage before it as its `init_from` (the first stage's `init_from` is the chain's start and becomes the final card's
-`init_from`). The final card gets:
+FINAL is the last stage's folder or a mix of it (its card is rewritten in place). Each stage's card must start
+where the stage before it ended (its `init_from` steps and seconds are that stage's; the first stage's `init_from`
+is the chain's start and becomes the final card's `init_from`). The final card gets:
 
 - `fine_tune_stages`: per stage its start, steps, minutes, learning rate, alignment weight and extra pairs,
   distillation weight, and the alignment loss (and KL) over its first and last 100 steps;
@@ -35,9 +35,9 @@ def _load(path: str) -> dict[str, Any]:
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
-def _stage(card: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
+def _stage(card: dict[str, Any]) -> dict[str, Any]:
     """One stage of the chain: what its card says it did, counted from the checkpoint it started from."""
-    guided, tc = card.get("guided_alignment", {}), card.get("train_config", {})
+    guided, tc, before = card.get("guided_alignment", {}), card.get("train_config", {}), card["init_from"]
     stage = {"start": card["init_from"]["path"], "steps": card["steps"] - before["steps"],
              "minutes": round((card["train_seconds"] - before["train_seconds"]) / 60, 1), "lr": tc.get("lr"),
              "threads": tc.get("threads"), "device": guided.get("device", card.get("device")),
@@ -63,7 +63,7 @@ def chain_card(final: dict[str, Any], stages: list[dict[str, Any]], paths: list[
     first, last = stages[0], stages[-1]
     card = {k: v for k, v in final.items() if k not in ("test_metrics", "valid_metrics")}
     card["init_from"] = dict(first["init_from"])
-    card["fine_tune_stages"] = [_stage(s, s["init_from"]) for s in stages]
+    card["fine_tune_stages"] = [_stage(s) for s in stages]
     guided = dict(last["guided_alignment"])
     for key, value in first["guided_alignment"].items():
         if key != "device":  # where the first stage ran is in its stage entry, not the chain's
