@@ -1274,7 +1274,7 @@ export default function (component) {
     s.pinView = s.reportedView;
     const kept = fresh ? keptOnPage() : null;
     if (kept && kept.run === h.run_id) { // back on the page: what was on screen, unless the server chose anew
-      if (kept.step !== s.step && (kept.pinStep === s.step)) {
+      if (kept.step !== s.step && kept.pinStep === s.step) {
         s.step = Math.max(1, Math.min(h.m, kept.step));
         restored = true;
       }
