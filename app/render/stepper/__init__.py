@@ -113,10 +113,13 @@ def weights(trace: Trace, encoding: str = "f16") -> tuple[dict, bytes, float]:
 
 
 def pack(trace: Trace, *, encoding: str = "f16", special: frozenset[str] = frozenset(), n_forced: int = 0,
-         teacher: bool = False, extra: dict | None = None, encoded: tuple[dict, bytes, float] | None = None) -> bytes:
+         teacher: bool = False, extra: dict | None = None, encoded: tuple[dict, bytes, float] | None = None,
+         tail: bytes = b"") -> bytes:
     """The run as the stepper reads it. extra: more header fields (what the page wants the stepper to show:
     the step to open on, the view, presenter mode...); encoded: `weights(trace, encoding)`, if already made;
-    teacher: the run is teacher-forced (the steps carry the reference and its probability)."""
+    teacher: the run is teacher-forced (the steps carry the reference and its probability); tail: bytes after
+    the weights, which a header field points into by offsets from the weights' start (an audio run's
+    spectrogram and samples: app/render/spectrogram.audio_tail, whose offsets start at len(body))."""
     arrays, body, max_error = encoded if encoded is not None else weights(trace, encoding)
     steps = []
     for t, s in enumerate(trace.steps):
@@ -137,7 +140,7 @@ def pack(trace: Trace, *, encoding: str = "f16", special: frozenset[str] = froze
     }
     head = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     head += b" " * ((-(len(head) + 8)) % 4)
-    return MAGIC + struct.pack("<I", len(head)) + head + body
+    return MAGIC + struct.pack("<I", len(head)) + head + body + tail
 
 
 def unpack(blob: bytes) -> tuple[dict, dict[str, np.ndarray]]:
