@@ -110,7 +110,8 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
         chosen, selection = choose_in_corpus(sel_tallies, unavailable, in_sample)
     weights = chosen.weights
     sel_tally = sel_tallies.get(weights) or new(weights)
-    column = offsets.get(weights, 0) + sel_tally.index[chosen.name]
+    column = sel_tally.index[chosen.name]  # the chosen method's row in a block of its own weights' methods
+    spilled_column = offsets.get(weights, 0) + column  # ... and in a spilled block (every weights side by side)
 
     def score(item: Aligned, ex: Any, tally: Tally | None, count_rows: bool) -> tuple[int, ...]:
         """Count and hand on one sentence's links under the chosen method; its omitted source words."""
@@ -167,7 +168,7 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
                     links[item.index] = links_of(mask)
                 if on_links is not None:
                     on_links(item.index, links_of(mask))
-    for index, c, possible in spill.rows(column):
+    for index, c, possible in spill.rows(spilled_column):
         rows.add(index, int(c[1]), possible, int(c[0]), int(c[2]), int(c[3]), selection=not in_sample,
                  omitted=omitted_of.get(index, ()))
     spill.close()
