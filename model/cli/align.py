@@ -140,7 +140,10 @@ def _align(args: argparse.Namespace, shard: Shard, corpus: FileCorpus, select_on
         print(f"wrote {args.out}: {len(lines)} sentences of {report.method.name} links"
               + (f" ({len(report.skipped)} skipped sentences left as empty lines)" if report.skipped else ""),
               file=sys.stderr)
-    if summary["aer"] is None:
+    if summary["aer"] is None and report.with_gold:
+        print(f"note: the file has {report.with_gold} sentences with gold links but none could be scored (every "
+              f"one was skipped), so no metrics were computed", file=sys.stderr)
+    elif summary["aer"] is None:
         print("note: the file has no gold links, so no metrics were computed"
               + ("" if args.out else " (use --out FILE to keep the extracted links)"), file=sys.stderr)
     for index, reason in sorted(report.skipped)[:5]:

@@ -13,6 +13,7 @@ around its own forward passes (model.hf.ablation): other sessions on the same mo
 from __future__ import annotations
 
 import copy
+import functools
 import re
 import threading
 from pathlib import Path
@@ -256,13 +257,18 @@ class HFEngine(Engine):
         return self.tokenizer.decode([int(i) for i in ids], skip_special_tokens=True).strip()
 
     def special_ids(self) -> set[int]:
-        """pad, end, decoder start, the forced first token, and the tokenizer's own specials (language codes
-        of mBART / M2M-100 / NLLB among them; Marian's `>>xx<<` target-language codes added explicitly)."""
+        """pad, end, decoder start, the forced first token, the tokenizer's own specials, and every language
+        code's token: the model's languages (mBART-50, M2M-100, NLLB: an M2M100Tokenizer does not list its
+        `__xx__` tokens among its specials) and Marian's `>>xx<<` target-language codes."""
         ids = {int(i) for i in self.tokenizer.all_special_ids} | self.eos_ids | _ids(self.pad_id)
         ids |= _ids(self.start_id) | _ids(self.forced_first)
         codes = getattr(self.tokenizer, "supported_language_codes", None) or []
         ids |= {int(i) for i in self.tokenizer.convert_tokens_to_ids(list(codes))}
-        return ids
+        return ids | self._language_ids
+
+    @functools.cached_property
+    def _language_ids(self) -> frozenset[int]:
+        return frozenset(self._lang_id(code) for code in self.languages())
 
     def unknown_pieces(self) -> frozenset[str]:
         unk = self.tokenizer.unk_token

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from attention_lens.model.engine import Engine
 
 NO_GOLD = f"no gold links: 'best' cannot choose, so {DEFAULT_METHOD} was used"
+NONE_ALIGNED = (f"no sentence with gold links could be aligned (each was skipped): 'best' cannot choose, so "
+                f"{DEFAULT_METHOD} was used")
 
 
 def chosen_on_split(gold_ids: Sequence[int]) -> tuple[frozenset[int], bool]:
@@ -54,12 +56,13 @@ def choose_on(engine: Engine, select_on: Sequence[Example], tallies: dict[str, T
                     "note": "best method chosen on separate selection sentences, scores reported on these"}
 
 
-def choose_in_corpus(tallies: dict[str, Tally], unavailable: dict[str, str],
-                     in_sample: bool) -> tuple[Method, dict[str, Any]]:
+def choose_in_corpus(tallies: dict[str, Tally], unavailable: dict[str, str], in_sample: bool,
+                     any_gold: bool = False) -> tuple[Method, dict[str, Any]]:
     """`best` chosen on the corpus's own sentences (`tallies`: every weights searched, counted on the chosen-on
-    sentences): the method and the report's `selection`; DEFAULT_METHOD when no sentence was counted."""
+    sentences): the method and the report's `selection`; DEFAULT_METHOD when no sentence was counted (`any_gold`:
+    the corpus has gold links, so its sentences were skipped rather than without gold)."""
     if next(iter(tallies.values())).n == 0:
-        return Method.parse(DEFAULT_METHOD), {"note": NO_GOLD}
+        return Method.parse(DEFAULT_METHOD), {"note": NONE_ALIGNED if any_gold else NO_GOLD}
     chosen, per_reading, listed = choose(tallies, unavailable)
     return chosen, {"chosen_on": tallies[chosen.weights].n, "per_reading": per_reading, "candidates": listed,
                     "note": ("best method chosen and scored on the same sentences (fewer than 20 with gold): "

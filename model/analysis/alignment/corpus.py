@@ -107,7 +107,7 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
                     blocks.append(np.zeros((len(tally.methods), 4), dtype=np.int64))
             spill.add(item.index, np.concatenate(blocks), len(gold.possible))
     if chosen is None:  # `best` on the corpus's own sentences (DEFAULT_METHOD when none could be counted)
-        chosen, selection = choose_in_corpus(sel_tallies, unavailable, in_sample)
+        chosen, selection = choose_in_corpus(sel_tallies, unavailable, in_sample, bool(gold_ids))
     weights = chosen.weights
     sel_tally = sel_tallies.get(weights) or new(weights)
     column = sel_tally.index[chosen.name]  # the chosen method's row in a block of its own weights' methods
@@ -187,7 +187,7 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
                 selection["in_sample_aer"] = rest[chosen].aer
     n_total = n_read if not isinstance(corpus, MemoryCorpus) else len(corpus.examples)
     return Report(tally if tally.n else None, links, chosen, skipped, n_total, tally.n, selection, held, rows,
-                  analysis.summary())
+                  analysis.summary(), len(gold_ids))
 
 
 

@@ -56,6 +56,8 @@ def merge_summaries(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
     skipped = [(int(s["index"]), str(s["reason"])) for p in parts for s in p["skipped"]]
     analysis = merge_analysis(parts) if all("breakdown" in p for p in parts) else {}
     n = sum(int(m["n"]) for m in merges)
+    with_gold = [m.get("with_gold") for m in merges]
     report = Report(tally if tally is not None and tally.n else None, {}, method, skipped, n,
-                    tally.n if tally else 0, selection, None, sentences, analysis)
+                    tally.n if tally else 0, selection, None, sentences, analysis,
+                    None if None in with_gold else sum(with_gold))
     return report.summary()

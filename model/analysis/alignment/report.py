@@ -70,6 +70,16 @@ class Report:
     held_out: Tally | None = None  # `best`: the tally of the sentences the choice was NOT made on
     sentences: Iterable[SentenceScore] = field(default_factory=list)  # any order (a corpus: SentenceRows)
     analysis: dict[str, Any] = field(default_factory=dict)  # breakdown, omissions, sinks (Breakdown.summary)
+    with_gold: int | None = None  # sentences of the file with gold links, scored or not (None: not known)
+
+    @property
+    def no_metrics_note(self) -> str:
+        """Why no metrics were computed: the file has no gold links, or none of its sentences with gold links
+        could be aligned (every one skipped)."""
+        if self.with_gold:
+            return (f"none of the {self.with_gold} sentences with gold links could be scored (each was skipped: "
+                    f"see `skipped`): links extracted, metrics skipped")
+        return "no gold links in the file: links extracted, metrics skipped"
 
     @property
     def reported(self) -> Tally | None:
@@ -84,8 +94,7 @@ class Report:
         out: dict[str, Any] = {"n": self.n, "n_scored": scored.n if scored else 0,
                                "n_gold": self.tally.n if self.tally else 0, "method": self.method.name}
         if scored is None or scored.n == 0:
-            out.update(aer=None, precision=None, recall=None, heads=[], readings={},
-                       note="no gold links in the file: links extracted, metrics skipped")
+            out.update(aer=None, precision=None, recall=None, heads=[], readings={}, note=self.no_metrics_note)
         else:
             out.update(scored[self.method].as_dict())
             m = self.method
@@ -113,6 +122,8 @@ class Report:
     def merge_counts(self) -> dict[str, Any]:
         """What `merge` needs to add shards up exactly: every counted method's summed counts."""
         out: dict[str, Any] = {"kind": "align", "n": self.n}
+        if self.with_gold is not None:
+            out["with_gold"] = self.with_gold
         for name, tally in (("tally", self.tally), ("reported", self.held_out)):
             if tally is not None:
                 out[name] = {"layers": tally.layers, "heads": tally.heads, "thresholds": list(tally.thresholds),
