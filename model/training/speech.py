@@ -1,0 +1,187 @@
+"""Training a small Whisper from scratch on the spoken grammar corpus (`speech-corpus`'s folder).
+
+The model is `transformers`' own `WhisperForConditionalGeneration` (80-bin log-mel, two convolutions, sinusoidal
+encoder positions, pre-LN encoder and decoder), with a vocabulary of our own (`model.speech.processor`). It learns
+from the precomputed log-mels of `DATA/train/features.npy` with SpecAugment-style time and frequency masks, on
+labels `<|en|><|transcribe|><|notimestamps|> text<|endoftext|>` after `<|startoftranscript|>`. The learning rate
+warms up, then decays with the time spent over the time budget (cosine), so that a run of any budget ends cool.
+Every `eval_every` steps the valid split is transcribed greedily; the checkpoint with the lowest valid WER is
+written to OUT as a standard Hugging Face Whisper folder (config, generation config, safetensors, processor
+files, card.json), so a usable model exists whenever training stops.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import shutil
+import sys
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from attention_lens.model.speech.processor import build_config, build_processor
+from attention_lens.model.speech.scoring import transcribe_features, word_error_rate
+
+
+@dataclass(frozen=True)
+class SpeechSetting:
+    d_model: int = 192
+    encoder_layers: int = 3
+    decoder_layers: int = 3
+    heads: int = 4
+    vocab_size: int = 1000  # BPE pieces at most; the grammar's words need fewer
+    batch: int = 16
+    lr: float = 1.5e-3
+    warmup_steps: int = 300
+    weight_decay: float = 0.01
+    time_budget_min: float = 65.0
+    threads: int = 2
+    seed: int = 0
+    eval_every: int = 250
+    eval_clips: int = 150
+    max_target_positions: int = 64
+    bf16: bool = True
+
+
+def read_list(path: Path) -> list[tuple[str, str]]:
+    rows = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            cols = line.rstrip("\n").split("\t")
+            if len(cols) != 2:
+                raise ValueError(f"{path}:{n}: expected clip<TAB>transcript")
+            rows.append((cols[0], cols[1]))
+    return rows
+
+
+def spec_augment(x: torch.Tensor, rng: random.Random) -> torch.Tensor:
+    """Two frequency masks (≤ 10 bins) and two time masks (≤ 30 frames) per clip, filled with the clip's mean."""
+    x = x.clone()
+    clips, mels, frames = x.shape
+    for i in range(clips):
+        fill = x[i].mean()
+        for _ in range(2):
+            w = rng.randint(0, 10)
+            f0 = rng.randint(0, mels - w)
+            x[i, f0:f0 + w, :] = fill
+            t = rng.randint(0, 30)
+            t0 = rng.randint(0, frames - t)
+            x[i, :, t0:t0 + t] = fill
+    return x
+
+
+def labels_of(tokenizer, texts: list[str], pad: int) -> torch.Tensor:
+    """Token ids after `<|startoftranscript|>` (the model shifts them right itself), -100 where padded."""
+    tokenizer.set_prefix_tokens(language="en", task="transcribe", predict_timestamps=False)
+    rows = [tokenizer(" " + t).input_ids[1:] for t in texts]
+    width = max(map(len, rows))
+    out = torch.full((len(rows), width), -100, dtype=torch.long)
+    for i, r in enumerate(rows):
+        out[i, :len(r)] = torch.tensor(r)
+    return out
+
+
+def _lr(setting: SpeechSetting, step: int, elapsed_s: float) -> float:
+    warm = min(1.0, (step + 1) / setting.warmup_steps)
+    done = min(1.0, elapsed_s / (setting.time_budget_min * 60))
+    return setting.lr * warm * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * done)))
+
+
+def _save(model, processor, gen, out: Path, card: dict) -> None:
+    tmp = out.with_name(out.name + ".partial")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    model.save_pretrained(tmp)
+    gen.save_pretrained(tmp)
+    processor.save_pretrained(tmp)
+    (tmp / "card.json").write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
+    if out.exists():
+        shutil.rmtree(out)
+    os.replace(tmp, out)
+
+
+def train_speech(data: Path, out: Path, setting: SpeechSetting, log=None) -> dict:
+    """Train on `data` (speech-corpus's folder) for `setting.time_budget_min` minutes; the best checkpoint by
+    valid WER is kept in `out`. Returns its card."""
+    from transformers import WhisperForConditionalGeneration
+
+    log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    torch.set_num_threads(setting.threads)
+    torch.manual_seed(setting.seed)
+    rng = random.Random(setting.seed)
+    train_rows = read_list(data / "train" / "list.tsv")
+    valid_rows = read_list(data / "valid" / "list.tsv")[: setting.eval_clips]
+    feats = np.load(data / "train" / "features.npy", mmap_mode="r")
+    valid_feats = np.load(data / "valid" / "features.npy", mmap_mode="r")[: len(valid_rows)]
+    if len(feats) != len(train_rows):
+        raise ValueError(f"{data / 'train'}: {len(feats)} feature rows for {len(train_rows)} clips")
+    window_s = int(round(feats.shape[-1] / 100))
+    texts = [t for _, t in train_rows]
+    processor = build_processor([" " + t for t in texts], setting.vocab_size, window_s)
+    config, gen = build_config(processor, setting.d_model, setting.encoder_layers, setting.heads, window_s,
+                               setting.max_target_positions, decoder_layers=setting.decoder_layers)
+    model = WhisperForConditionalGeneration(config)
+    n_params = sum(p.numel() for p in model.parameters())
+    log(f"model: {n_params / 1e6:.2f} M parameters, vocabulary {len(processor.tokenizer)}, window {window_s} s, "
+        f"{len(train_rows)} train clips, {len(valid_rows)} valid clips")
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2 and "embed_positions" not in n]
+    other = [p for n, p in model.named_parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": setting.weight_decay},
+                             {"params": other, "weight_decay": 0.0}], lr=setting.lr, betas=(0.9, 0.98), eps=1e-8)
+    model.model.encoder.embed_positions.requires_grad_(False)  # sinusoidal, as Whisper keeps them
+    pad = processor.tokenizer.pad_token_id
+    order: list[int] = []
+    start = time.time()
+    best: dict = {"valid_wer": None}
+    step, clips_seen, losses, evaluated_at = 0, 0, [], -1
+    budget_s = setting.time_budget_min * 60
+    while True:
+        elapsed = time.time() - start
+        last = elapsed >= budget_s
+        if step > 0 and step != evaluated_at and (step % setting.eval_every == 0 or last):
+            evaluated_at = step
+            wer = word_error_rate([t for _, t in valid_rows],
+                                  transcribe_features(model, processor, gen, valid_feats))
+            card = {"name": out.name, "architecture": "WhisperForConditionalGeneration",
+                    "data": "spoken grammar (espeak-ng), see speech-corpus", "train_clips": len(train_rows),
+                    "steps": step, "clips_seen": clips_seen, "minutes": round(elapsed / 60, 1),
+                    "valid_wer": round(wer, 4), "valid_clips": len(valid_rows), "parameters": n_params,
+                    "setting": asdict(setting), "window_s": window_s}
+            log(f"step {step}: valid WER {wer:.4f} ({elapsed / 60:.1f} min)")
+            if best["valid_wer"] is None or wer <= best["valid_wer"]:
+                best = card
+                _save(model, processor, gen, out, card)
+                log(f"saved {out} (valid WER {wer:.4f})")
+            model.train()
+        if last:
+            break
+        if len(order) < setting.batch:
+            order = list(range(len(train_rows)))
+            rng.shuffle(order)
+        idx = sorted(order[-setting.batch:])
+        del order[-setting.batch:]
+        x = torch.from_numpy(np.asarray(feats[idx], dtype=np.float32))
+        x = spec_augment(x, rng)
+        y = labels_of(processor.tokenizer, [texts[i] for i in idx], pad)
+        for group in opt.param_groups:
+            group["lr"] = _lr(setting, step, elapsed)
+        model.train()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=setting.bf16):
+            loss = model(input_features=x, labels=y).loss
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        step += 1
+        clips_seen += len(idx)
+        losses.append(loss.item())
+        if step % 25 == 0:
+            log(f"step {step}: loss {np.mean(losses[-25:]):.4f} lr {opt.param_groups[0]['lr']:.2e} "
+                f"{clips_seen / (time.time() - start):.1f} clips/s {(time.time() - start) / 60:.1f} min")
+    return best
