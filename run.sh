@@ -25,6 +25,13 @@ chromium() {
     fi
 }
 
+espeak_ng() {
+    if [ -z "$(ldconfig -p 2>/dev/null | grep libespeak-ng || true)" ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
+        (apt-get install -y -qq espeak-ng >/dev/null 2>&1 || (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq espeak-ng >/dev/null 2>&1)) \
+            || echo "note: could not install espeak-ng; the speech corpus tests will be skipped" >&2
+    fi
+}
+
 need_nginx() {
     if ! command -v nginx >/dev/null && [ ! -x /usr/sbin/nginx ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
         (apt-get install -y -qq nginx >/dev/null 2>&1 || (apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq nginx >/dev/null 2>&1)) \
@@ -41,6 +48,7 @@ case "${1:-}" in
     test)
         setup
         chromium
+        espeak_ng
         shift
         "$VENV/bin/ruff" check .
         exec "$VENV/bin/python" -m pytest "$@"
