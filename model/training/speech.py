@@ -12,6 +12,7 @@ files, card.json), so a usable model exists whenever training stops.
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import os
@@ -92,7 +93,7 @@ def _lr(setting: SpeechSetting, step: int, elapsed_s: float) -> float:
     return setting.lr * warm * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * done)))
 
 
-def _save(model, processor, gen, out: Path, card: dict) -> None:
+def _save(model, processor, gen, out: Path, card: dict, history: list[dict]) -> None:
     tmp = out.with_name(out.name + ".partial")
     if tmp.exists():
         shutil.rmtree(tmp)
@@ -101,6 +102,10 @@ def _save(model, processor, gen, out: Path, card: dict) -> None:
     gen.save_pretrained(tmp)
     processor.save_pretrained(tmp)
     (tmp / "card.json").write_text(json.dumps(card, indent=2) + "\n", encoding="utf-8")
+    with open(tmp / "train_log.csv", "w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(history[0]))
+        writer.writeheader()
+        writer.writerows(history)
     if out.exists():
         shutil.rmtree(out)
     os.replace(tmp, out)
@@ -139,7 +144,7 @@ def train_speech(data: Path, out: Path, setting: SpeechSetting, log=None) -> dic
     order: list[int] = []
     start = time.time()
     best: dict = {"valid_wer": None}
-    step, clips_seen, losses, evaluated_at = 0, 0, [], -1
+    step, clips_seen, losses, evaluated_at, history = 0, 0, [], -1, []
     budget_s = setting.time_budget_min * 60
     while True:
         elapsed = time.time() - start
@@ -151,12 +156,14 @@ def train_speech(data: Path, out: Path, setting: SpeechSetting, log=None) -> dic
             card = {"name": out.name, "architecture": "WhisperForConditionalGeneration",
                     "data": "spoken grammar (espeak-ng), see speech-corpus", "train_clips": len(train_rows),
                     "steps": step, "clips_seen": clips_seen, "minutes": round(elapsed / 60, 1),
-                    "valid_wer": round(wer, 4), "valid_clips": len(valid_rows), "parameters": n_params,
+                    "valid_wer": round(wer, 4), "valid_clips": len(valid_rows),
+                    "loss": round(float(np.mean(losses[-100:])), 4), "parameters": n_params,
                     "setting": asdict(setting), "window_s": window_s}
             log(f"step {step}: valid WER {wer:.4f} ({elapsed / 60:.1f} min)")
+            history.append({key: card[key] for key in ("steps", "minutes", "loss", "valid_wer")})
             if best["valid_wer"] is None or wer <= best["valid_wer"]:
                 best = card
-                _save(model, processor, gen, out, card)
+                _save(model, processor, gen, out, card, history)
                 log(f"saved {out} (valid WER {wer:.4f})")
             model.train()
         if last:
