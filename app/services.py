@@ -32,6 +32,7 @@ from attention_lens.model.analysis.leakage import (
     sample_report,
 )
 from attention_lens.model.analysis.probe import ProbeResult, probe
+from attention_lens.model.audio import Audio, AudioError, read_audio
 from attention_lens.model.corpora import PAIRS, Example, read_tsv
 from attention_lens.model.engine import CheckpointError, DecodeOptions, Engine, ModelInputError, Trace, load_engine
 from attention_lens.model.engine.bugs import EXPLAIN as BUG_EXPLAIN
@@ -42,7 +43,8 @@ from attention_lens.model.engine.stream import BadLine, Line, read_lines
 from attention_lens.model.engine.text import UNKNOWN_WORDS
 from attention_lens.model.engine.trace import KINDS
 
-__all__ = ["BUG_EXPLAIN", "CODE_OF", "KIND_CODES", "MODES", "difference", "equal_length_target", "head_names",
+__all__ = ["Audio", "AudioError", "get_audio_trace", "is_speech", "read_clip",
+           "BUG_EXPLAIN", "CODE_OF", "KIND_CODES", "MODES", "difference", "equal_length_target", "head_names",
            "row_sums", "sharpness", "swap_meter",
            "expected_rows", "generation_macs", "kv_dims", "kv_measure", "side_by_side", "step_macs",
            "KINDS", "UNKNOWN_WORDS", "CheckpointError", "DecodeOptions", "Engine", "LeakageMeter", "ModelInputError",
@@ -79,6 +81,26 @@ def get_trace(model_key: str, source: str, target: str | None, options: DecodeOp
     and never re-encodes or re-decodes. Traces are frozen and never mutated, so sharing them is safe. The
     options are a cache key as they are (a frozen dataclass: Streamlit hashes its fields)."""
     return get_engine(model_key).trace(source, target=target, options=options)
+
+
+# ---- speech models: a clip in, through the one audio reader (model.audio) ------------------------------------------
+def is_speech(engine: Engine) -> bool:
+    """Whether the model reads a clip rather than text (a Whisper model: Engine.source_kind)."""
+    return engine.source_kind == "audio"
+
+
+@st.cache_data(max_entries=16, show_spinner="Reading the clip…")
+def read_clip(data: bytes, name: str) -> Audio:
+    """An upload, a recording or a shipped clip's bytes as 16 kHz mono samples (model.audio.read_audio); raises
+    AudioError, one line naming the clip and what is wrong with it."""
+    return read_audio(data, name=name)
+
+
+@st.cache_resource(max_entries=64, ttl=3600, show_spinner="Listening…")
+def get_audio_trace(model_key: str, digest: str, target: str | None, options: DecodeOptions, _audio: Audio) -> Trace:
+    """One run of a clip per (model, clip digest, reference, options), shared by all sessions like get_trace; the
+    clip itself is named by its digest (its samples are not hashed again)."""
+    return get_engine(model_key).trace(audio=_audio, target=target, options=options)
 
 
 def head_names(engine: Engine) -> set[str]:

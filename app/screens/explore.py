@@ -12,11 +12,11 @@ from dataclasses import replace
 
 import streamlit as st
 from attention_lens.app import exports, services, state
-from attention_lens.app.render import beams, views
+from attention_lens.app.render import beams, spectrogram, views
+from attention_lens.app.screens import audio_input, explore_stepper, kv_cache, tour, vocabulary
 from attention_lens.app.screens import explore_analysis as analysis
 from attention_lens.app.screens import explore_controls as ctl
 from attention_lens.app.screens import explore_panels as panels
-from attention_lens.app.screens import explore_stepper, kv_cache, tour, vocabulary
 from attention_lens.app.screens import explore_url as url
 from attention_lens.app.screens import explore_why as why
 from attention_lens.app.services import CheckpointError, DecodeOptions, ModelInputError
@@ -55,8 +55,14 @@ def _present_toggled() -> None:
 
 
 def top_row(engine, model_key: str) -> tuple[str, dict | None, bool]:
+    """The inputs' row: the example and the sentence (a speech model: the clip, audio_input.clip_ui; its source is
+    the clip's label, or "" when no clip could be read), the tour and presenter mode."""
     cols = st.columns([2.1, 5.0, 1, 1.6], vertical_alignment="bottom")
-    source, _, chosen = state.text_inputs(engine, cols=cols[:2])
+    if services.is_speech(engine):
+        clip = audio_input.clip_ui(model_key, cols[:2])
+        source, chosen = (clip.label if clip is not None else ""), None
+    else:
+        source, _, chosen = state.text_inputs(engine, cols=cols[:2])
     tour.start_button(cols[2])
     present = cols[3].toggle("Present", key=ctl.K_PRESENT, on_change=_present_toggled,
                              help="Large text, one picture at a time, no sidebar (also `present=1` in the link).")
@@ -85,16 +91,25 @@ def main() -> None:
     options = ctl.decoding_ui(engine)
     tour.panel()
     source, chosen, present = top_row(engine, model_key)
-    vocabulary.source_help(engine, source)  # unknown words named, the words it knows (E-LAB)
+    speech = services.is_speech(engine)
+    if speech and not source:  # no clip yet, or one the reader refused (said above): the page waits for one
+        st.stop()
+    if not speech:
+        vocabulary.source_help(engine, source)  # unknown words named, the words it knows (E-LAB)
     if st.session_state.get(K_PRESET_SEEN) == url.LINKED:  # a session's first run keeps what its link asked for
         st.session_state[K_PRESET_SEEN] = chosen["id"] if chosen else state.CUSTOM
     apply_preset_hint(chosen)
     # the note and the attention kind it was written for (a note on cross-attention is not shown under another)
     st.session_state[K_NOTE] = (chosen["note"], (chosen.get("view") or {}).get("kind")) if chosen else None
     teacher = options.mode == "teacher_forced"
-    panels.prefill_reference(model_key, source, teacher)  # teacher forcing never opens on an error
+    if speech:  # teacher forcing opens on the clip's own transcript
+        if teacher and not str(st.session_state.get(state.K_TARGET) or "").strip():
+            st.session_state[state.K_TARGET] = audio_input.teacher_reference(
+                audio_input.current_clip(model_key, source))
+    else:
+        panels.prefill_reference(model_key, source, teacher)  # teacher forcing never opens on an error
     target = state.target_input() if teacher else None
-    if teacher:
+    if teacher and not speech:
         panels.reference_help(engine, target)
     url.check_ranges(max(engine.n_encoder_layers, engine.n_decoder_layers), engine.n_heads)
     url.apply_pending(model_key, engine, len(panels.target_pieces(model_key)))
@@ -105,11 +120,15 @@ def main() -> None:
     if new_run:
         open_fast(fast_view(engine, model_key, trace), asked)
     special = engine.special_pieces()
-    if not present:  # presenter mode: the picture's axes name the tokens
+    clip = audio_input.current_clip(model_key, source)
+    if clip is not None:
+        st.caption(audio_input.clip_note(clip, trace))
+    elif not present:  # presenter mode: the picture's axes name the tokens
         st.container(key="tokens").markdown(source_chips(trace.source_tokens, special), unsafe_allow_html=True)
-    if trace.normalised_source != source.strip():
+    if clip is None and trace.normalised_source != source.strip():
         st.caption(f"Normalised to the corpus conventions: “{state.text(trace.normalised_source)}”")
-    state.show_warnings(trace)
+    if clip is None:  # a clip's run says its warnings on the clip's line (audio_input.clip_note)
+        state.show_warnings(trace)
     cut = length_note(trace, special, teacher)
     if cut:
         st.info(cut, icon=":material/content_cut:")
@@ -153,6 +172,10 @@ def fast_view(engine, model_key: str, trace) -> tuple[str, tuple, str] | None:
     """The single-panel view a run opens on instead of the grid, what that default is for, and the notice
     saying why; None when the grid suits the run (the shipped models with a sentence of up to LONG_TOKENS)."""
     n = len(trace.source_tokens)
+    if spectrogram.audio_source(trace) is not None:
+        return "head", ("clip", model_key), (
+            "A clip's attention has a column per 20 ms of sound: the page opens on one head, large, over the "
+            "spectrogram; the mean and the grid of every head are one click away.")
     if n > LONG_TOKENS:
         return "head", ("tokens", model_key, tuple(trace.source_tokens)), (
             f"This source has {n} tokens, too many to read in the grid: the page opens on one head, large; "
@@ -182,6 +205,10 @@ def run_or_stop(model_key: str, source: str, target: str | None, options: Decode
     stops the page."""
     forced = () if options.mode == "teacher_forced" else tuple(st.session_state.get(ctl.K_FORCED, ()))
     try:
+        clip = audio_input.current_clip(model_key, source)
+        if clip is not None:
+            return services.get_audio_trace(model_key, clip.digest, target, replace(options, forced=forced),
+                                            clip.audio)
         return services.get_trace(model_key, source, target, replace(options, forced=forced))
     except (ModelInputError, CheckpointError) as exc:
         st.error(state.text(exc))
@@ -272,7 +299,8 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
                    "note": {"text": note, "kind": note_kind} if note else None,
                    "off": list(analysis.ablated(model_key)), "head_off": picture != "next"},
             on_head_off=lambda name: _head_off(model_key, engine, name),
-            gold=gold_links(engine, model_key, source, target, teacher, shown))
+            gold=gold_links(engine, model_key, source, target, teacher, shown),
+            samples=audio_input.samples_of(audio_input.current_clip(model_key, source)))
     if picture != "next":
         with st.container(key="server_view_notes_2"):  # hidden, as above: the stepper draws them
             if view == "head":

@@ -12,8 +12,9 @@ from __future__ import annotations
 import time
 
 import streamlit as st
-from attention_lens.app import state
+from attention_lens.app import services, state
 from attention_lens.app.render import bars, views
+from attention_lens.app.screens import audio_input
 from attention_lens.app.services import DecodeOptions
 
 MODES = {"greedy": "Greedy", "beam": "Beam search", "sample": "Sampling", "teacher_forced": "Teacher forcing"}
@@ -151,7 +152,8 @@ def language_ui(sb, engine) -> dict[str, str]:
 def decoding_ui(engine=None) -> DecodeOptions:
     sb = st.sidebar
     sb.subheader("Decoding")
-    languages = language_ui(sb, engine) if engine is not None else {}
+    languages = {} if engine is None else (audio_input.speech_options_ui(sb, engine) if services.is_speech(engine)
+                                            else language_ui(sb, engine))
     if st.session_state.get(K_MODE) not in MODES:
         st.session_state[K_MODE] = "greedy"
     mode = sb.radio("Mode", list(MODES), key=K_MODE, format_func=MODES.get,

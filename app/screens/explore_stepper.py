@@ -19,6 +19,7 @@ import threading
 from collections import OrderedDict
 
 import streamlit as st
+from attention_lens.app.render import spectrogram
 from attention_lens.app.render import stepper as packing
 from attention_lens.app.screens import explore_controls as ctl
 
@@ -33,20 +34,28 @@ ENCODING = "f16"  # see app/render/stepper: 2 bytes a cell, error <= 2.5e-4 for 
 
 # In the page's own DOM (no shadow root): its classes all start with lens-, and tests, benchmarks and screen readers
 # reach it as any other part of the page.
-COMPONENT = st.components.v2.component("attention_lens_stepper", js=packing.asset("stepper.js"),
-                                       css=packing.asset("stepper.css"), isolate_styles=False)
+# stepper/audio.js: the spectrogram strip and the playing of a clip, for an audio run.
+COMPONENT = st.components.v2.component("attention_lens_stepper",
+                                       js=packing.asset("stepper.js") + packing.asset("audio.js"),
+                                       css=packing.asset("stepper.css") + packing.asset("audio.css"),
+                                       isolate_styles=False)
 
-_CACHE: OrderedDict[tuple, tuple[dict, bytes, float]] = OrderedDict()  # run key -> packing.weights(...)
+_CACHE: OrderedDict[tuple, tuple] = OrderedDict()  # run key -> (the run as sent, encoding, packing.weights(...))
 _LOCK = threading.Lock()
 CACHED_RUNS = 32
 
 
-def _encoded(run_key: tuple, trace) -> tuple[dict, bytes, float]:
+def _encoded(run_key: tuple, trace) -> tuple:
+    """The run as the browser gets it (an audio run's frames pooled: app/render/spectrogram), its encoding and its
+    packed weights; made once per run key."""
     with _LOCK:
         if run_key in _CACHE:
             _CACHE.move_to_end(run_key)
             return _CACHE[run_key]
-    made = packing.weights(trace, ENCODING)
+    audio = spectrogram.audio_source(trace) is not None
+    sent = spectrogram.for_browser(trace)
+    encoding = spectrogram.ENCODING if audio else ENCODING
+    made = (sent, encoding, packing.weights(sent, encoding))
     with _LOCK:
         _CACHE[run_key] = made
         while len(_CACHE) > CACHED_RUNS:
@@ -134,11 +143,13 @@ def _pinned(rid: str, step: int, view: dict) -> dict:
 def draw(trace, run_key: tuple, step: int, *, teacher: bool, special: frozenset[str], n_forced: int, kind: str,
          view: str, layer: int, head: int, scale: str, present: bool, picture: str, caption: str,
          sync: bool, source_share: list[float] | None = None, captions: dict[str, str] | None = None,
-         notes: dict | None = None, on_head_off=None, gold: dict | None = None) -> int:
+         notes: dict | None = None, on_head_off=None, gold: dict | None = None, samples=None) -> int:
     """The stepper for `trace` (one run, or one beam hypothesis; run_key names it with its reading) at `step`
     as the server knows it; returns that step. sync: report every step and view switch (a step-dependent panel is
     open). captions: per kind (the stepper shows the kind on screen's); notes: header fields that go with a view
-    (fast_note, note, off, head_off: see stepper.js drawViews); on_head_off(name): its "Switch this head off"."""
+    (fast_note, note, off, head_off: see stepper.js drawViews); on_head_off(name): its "Switch this head off".
+    An audio run (its Trace has an audio source) goes with its spectrogram and `samples` (the clip, 16 kHz), for
+    the strip under the attention and the stretch a step attends to (stepper/audio.js)."""
     ss = st.session_state
     rid = run_id(run_key)
     pin = _pinned(rid, step, {"kind": kind, "view": view, "layer": layer, "head": head})
@@ -150,8 +161,12 @@ def draw(trace, run_key: tuple, step: int, *, teacher: bool, special: frozenset[
         extra["source_share"] = [round(float(x), 4) for x in source_share]
     if gold:  # gold word links over the cross-attention cells (services.gold_cells), drawn by stepper.js drawGold
         extra["gold"] = gold
-    blob = packing.pack(trace, encoding=ENCODING, special=special, n_forced=n_forced, teacher=teacher,
-                        extra=extra, encoded=_encoded(run_key, trace))
+    sent, encoding, encoded = _encoded(run_key, trace)
+    tail = b""
+    if spectrogram.audio_source(sent) is not None:
+        extra["audio"], tail = spectrogram.audio_tail(sent, samples, len(encoded[1]))
+    blob = packing.pack(sent, encoding=encoding, special=special, n_forced=n_forced, teacher=teacher,
+                        extra=extra, encoded=encoded, tail=tail)
     ss[K_HEAD_OFF] = on_head_off
     COMPONENT(key=KEY, data=blob, default={"step": step, "view": ss[K_VIEW_SENT]}, on_step_change=_heard,
               on_view_change=_heard_view, on_head_off_change=_head_off)

@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 from attention_lens.app import registry, services
+from attention_lens.app.screens import audio_input
 from attention_lens.app.screens import explore_analysis as analysis
 from attention_lens.app.screens import explore_controls as ctl
 from attention_lens.app.services import CODE_OF, KIND_CODES, MODES
@@ -27,7 +28,8 @@ from attention_lens.app.state import (
 )
 
 VIEWS = ("grid", "layer", "head", "mean")
-ORDER = ("model", "text", "target", "mode", "beam", "temperature", "top_k", "seed", "src_lang", "tgt_lang", "step",
+ORDER = ("model", "text", "clip", "target", "mode", "beam", "temperature", "top_k", "seed", "src_lang", "tgt_lang",
+         "language", "task", "step",
          "kind", "view",
          "layer", "head", "reading", "forced", "off", "present")
 K_READ, K_NOTICES, K_PENDING_STEP = "url_read", "url_notices", "url_step"
@@ -108,6 +110,9 @@ def apply(params: dict[str, str]) -> list[str]:
         "seed": (K_SEED, lambda r: _number(r, int, 0, 10_000)),
         "src_lang": (ctl.K_SRC_LANG, lambda r: _text(r, False)[:40]),  # checked against the model's codes
         "tgt_lang": (ctl.K_TGT_LANG, lambda r: _text(r, False)[:40]),  # where the boxes are drawn
+        "clip": (audio_input.K_CLIP, lambda r: _one_of(r, audio_input.preset_ids())),  # a speech model's clip
+        "language": (audio_input.K_LANGUAGE, lambda r: _text(r, False)[:40]),  # checked against the model's codes
+        "task": (audio_input.K_TASK, lambda r: _one_of(r, tuple(audio_input.TASKS))),
         "step": (K_PENDING_STEP, lambda r: _number(r, int, 1, 10_000)),
         "kind": (ctl.K_KIND_KEEP, lambda r: KIND_CODES[_one_of(r, tuple(KIND_CODES))]),
         "view": (ctl.K_VIEW_KEEP, lambda r: _one_of(r, VIEWS)),
@@ -187,7 +192,12 @@ def show_notices() -> None:
 def current(model_key: str, source: str, target: str | None, mode: str, step: int, kind: str, view: str,
             layer: int, head: int) -> dict[str, str]:
     ss = st.session_state
-    p: dict[str, Any] = {"model": model_key, "text": source}
+    heard = ss.get(audio_input.K_HEARD) if source.startswith(audio_input.CLIP_LABEL) else None
+    p: dict[str, Any] = {"model": model_key}
+    if heard is None:
+        p["text"] = source
+    elif heard["clip"].preset:  # a shipped clip; an upload or a recording cannot travel in a link
+        p["clip"] = heard["clip"].preset
     if mode == "teacher_forced":
         p["target"] = target or ""
     p["mode"] = mode
@@ -198,6 +208,9 @@ def current(model_key: str, source: str, target: str | None, mode: str, step: in
     for name, key in (("src_lang", ctl.K_SRC_LANG), ("tgt_lang", ctl.K_TGT_LANG)):
         if ss.get(key):  # a multilingual model's languages (explore_controls.decoding_ui)
             p[name] = ss[key]
+    if heard is not None:  # a speech model's language and task (audio_input.speech_options_ui)
+        p |= {name: ss[key] for name, key in (("language", audio_input.K_LANGUAGE), ("task", audio_input.K_TASK))
+              if ss.get(key)}
     p |= {"step": step, "kind": CODE_OF[kind], "view": view, "layer": layer + 1, "head": head + 1,
           "present": int(bool(ss.get(ctl.K_PRESENT)))}
     if ss.get(analysis.K_READING_KEEP, "weights") != "weights":

@@ -48,14 +48,14 @@ def test_ten_second_clip_at_whisper_tiny_fits_in_four_megabytes():
     words = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten") * 2
     trace = audio_trace(seconds=10.0, words=words)
     run = spectrogram.for_browser(trace)
-    assert run.n == 251  # 500 frames, two to a column, and the padding
+    assert run.n == 168  # 500 frames, three to a column, and the padding
     body = packing.weights(run, spectrogram.ENCODING)
     samples = tone(10.0)
     audio, tail = spectrogram.audio_tail(run, samples, len(body[1]))
     blob = packing.pack(run, encoding=spectrogram.ENCODING, extra={"audio": audio}, encoded=body, tail=tail)
     assert len(blob) <= 4 * 1024 * 1024
     header, arrays = packing.unpack(blob)
-    assert header["max_error"] <= 1 / 510 + 1e-6
+    assert header["max_error"] <= 2.5e-4
     np.testing.assert_allclose(arrays["cross_attention"], run.cross_attention, atol=header["max_error"] + 1e-6)
     mel, pcm = spectrogram.unpack_audio(blob)
     assert mel.shape == trace.source["mel"].shape

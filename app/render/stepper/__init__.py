@@ -180,12 +180,13 @@ def asset(name: str) -> str:
 
 
 def script() -> str:
-    """The component's script: stepper.js, then pair.js (two runs, one step bar; same module)."""
-    return asset("stepper.js") + asset("pair.js")
+    """The component's script: stepper.js, then pair.js (two runs, one step bar; same module), then audio.js (a
+    clip's spectrogram and players)."""
+    return asset("stepper.js") + asset("pair.js") + asset("audio.js")
 
 
 def styles() -> str:
-    return asset("stepper.css") + asset("pair.css")
+    return asset("stepper.css") + asset("pair.css") + asset("audio.css")
 
 
 def picture(header: dict, arrays: dict[str, np.ndarray], step: int) -> dict:

@@ -141,7 +141,8 @@ function unpack(bytes) {
     }
     kinds[kind] = { L, H, lengths, starts, cells, values };
   }
-  return { header, kinds };
+  // an audio run: its spectrogram and samples, after the weights (stepper/audio.js)
+  return { header, kinds, audio: header.audio ? readAudio(buf, base, header.audio) : null };
 }
 
 // ---- colours -------------------------------------------------------------------------------------------------
@@ -167,7 +168,9 @@ function el(tag, cls, text) {
   if (text !== undefined) e.textContent = text;
   return e;
 }
-const pct = (p) => (p > 0 && p < 0.0005 ? '<0.1%' : `${(100 * p).toFixed(1)}%`);
+// a probability the model computed as NaN or infinite arrives as null (app/render/stepper: finite)
+const pct = (p) => (typeof p !== 'number' ? 'NaN' : p > 0 && p < 0.0005 ? '<0.1%' : `${(100 * p).toFixed(1)}%`);
+const fixed = (p, digits) => (typeof p === 'number' ? p.toFixed(digits) : 'NaN');
 const asText = (pieces, special) => pieces.filter((p) => !special.has(p)).join('').replaceAll('▁', ' ').trim();
 
 // ---- one stepper ---------------------------------------------------------------------------------------------
@@ -447,7 +450,7 @@ function panelsOf(s) {
 
 function labelsOf(s) {
   const h = s.header, kind = h.kind;
-  const src = h.source.map((t, i) => `${i} ${t}`);
+  const src = s.run.audio ? audioLabels(s) : h.source.map((t, i) => `${i} ${t}`);
   if (kind === 'encoder_self_attention') return { q: src, k: src };
   const q = h.read.map((r, i) => `${i} ${r} → ${h.target[i]}`);
   if (kind === 'cross_attention') return { q, k: src };
@@ -492,21 +495,24 @@ function layout(s) {
   const labelW = Math.min(0.32 * width, measure(q, F) + 10);
   const avail = width - labelW - gap - 2; // the label column, then a gap before each panel
   const natural = h.view === 'grid' ? s.run.kinds[h.kind].H : panels.length;
-  const minCell = F + 3; // a cell wide enough for its key's label, turned upright
+  const audio = s.run.audio && h.kind !== 'decoder_self_attention'; // keys are a clip's frames (audio.js)
+  const minCell = audio ? 0.5 : F + 3; // a cell wide enough for its key's label, turned upright
   const perRow = Math.max(1, Math.min(natural, Math.floor((avail + gap) / (k.length * minCell + gap))));
   s.perRow = perRow;
   // cells grow to fill the column (a short sentence is a picture the class can read from the back, not a strip
   // in its left quarter); their height stays capped, so a long run still fits above the fold
-  const cellW = Math.max(2, (avail - gap * (perRow - 1)) / perRow / k.length);
+  const cellW = Math.max(audio ? 0.5 : 2, (avail - gap * (perRow - 1)) / perRow / k.length);
   const keyW = measure(k, F);
-  const upright = keyW + 6 > cellW;
+  const upright = !audio && keyW + 6 > cellW; // a clip's keys: times under the spectrogram, thinned to ticks
+  const strip = audio ? audioStripH(s, h.view) : 0;
   // a view that scrolls inside the picture (all but the grid) keeps its rows, their key labels underneath and
   // its title inside the picture's box (min(62vh, 640px), stepper.css) where they can: at 1366 x 768 eleven
   // 40-px rows pushed the labels of the keys out of it and below the fold
-  const keysH = upright ? Math.min(140, keyW + 8) : F + 8;
+  const keysH = (upright ? Math.min(140, keyW + 8) : F + 8) + strip;
   const fitH = h.view === 'grid' ? 40
     : (Math.min(0.62 * (window.innerHeight || 768), 640) - keysH - (panels[0].title ? F + 8 : 0) - 12) / q.length;
-  const cellH = Math.max(F + 5, Math.min(40, cellW, Math.floor(fitH)));
+  const framesRows = audio && h.kind === 'encoder_self_attention'; // a row per frame: as thin as the columns
+  const cellH = Math.max(framesRows ? 1 : F + 5, Math.min(40, cellW, framesRows ? fitH : Math.floor(fitH)));
   const tallest = Math.max(cellH * q.length, minPanelH(k.length * cellW));
   const every = upright ? Math.max(1, Math.ceil((F + 2) / cellW)) : 1;
   s.geometry = { q, k, cellW, cellH, rowH: cellH, F };
@@ -539,6 +545,7 @@ function layout(s) {
       return d;
     });
     row.appendChild(names);
+    if (framesRows) audioRows(s, names, qEls, cellH); // a frame a row: its times as ticks (audio.js)
     s.labelRows.push({ box: names, row, qEls, rows: 0, rowH: 0, now: null, up: 0 });
     for (const p of panels.slice(r, r + perRow)) {
       const box = el('div', 'lens-panel');
@@ -583,6 +590,7 @@ function layout(s) {
         keys.appendChild(d);
         return d;
       });
+      if (audio) audioKeys(s, keys, kEls, cellW, strip);
       box.append(wrap, keys);
       row.appendChild(box);
       s.panels.push({ ...p, canvas, ctx: canvas.getContext('2d'), outline, kEls, qEls, box, wrap, keys, cellW, cellH,
@@ -722,6 +730,7 @@ function paintCells(s, p, cellH, z) {
   const c = p.ctx;
   const rows = Math.min(k.lengths.length, Math.ceil(p.canvas.height / p.dpr / cellH));
   const keys = p.kEls.length;
+  const seamless = !!s.run.audio && h.kind !== 'decoder_self_attention';
   c.setTransform(p.dpr, 0, 0, p.dpr, 0, 0);
   c.clearRect(0, 0, p.canvas.width, p.canvas.height);
   for (let qi = 0; qi < rows; qi++) {
@@ -741,7 +750,8 @@ function paintCells(s, p, cellH, z) {
         }
       } else {
         c.fillStyle = s.colours[Math.max(0, Math.min(255, Math.round((v / z) * 255)))];
-        c.fillRect(x + 0.5, y + 0.5, Math.max(0.5, cellW - 1), Math.max(0.5, cellH - 1));
+        if (seamless) c.fillRect(x, y, cellW + 0.5, cellH + 0.5); // a clip's frames: one picture, no seams
+        else c.fillRect(x + 0.5, y + 0.5, Math.max(0.5, cellW - 1), Math.max(0.5, cellH - 1));
       }
     }
   }
@@ -976,7 +986,7 @@ function drawSide(s) {
     st.top.forEach(([tok, p], i) => {
       const [name, bar, fill, num] = S.bars[i];
       const chosen = tok === st.token, ref = h.teacher && tok === st.reference;
-      const hover = `${tok}: p = ${p.toFixed(4)}${chosen ? ' (chosen)' : ''}${ref ? ' (reference)' : ''}`;
+      const hover = `${tok}: p = ${fixed(p, 4)}${chosen ? ' (chosen)' : ''}${ref ? ' (reference)' : ''}`;
       setText(name, tok);
       name.classList.toggle('ref', ref);
       setAttr(name, 'title', hover);
@@ -1128,6 +1138,7 @@ function draw(s) {
   if (s.left.style.display !== display) s.left.style.display = display;
   if (showPicture) drawPicture(s);
   drawSide(s);
+  if (s.run.audio) drawAudio(s); // the clip's players (audio.js)
   setText(s.caption, (h.captions && h.captions[h.kind]) || h.caption || '');
   drawViews(s);
   drawGoldKey(s);
