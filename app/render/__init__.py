@@ -9,5 +9,6 @@ except in `preload`, which puts the browser's preload links on the page.
   `compare`: the Compare page; `kv_cache`: the key-value cache drawing and its work table;
 - `preload`: the browser's heaviest chart scripts fetched as soon as a page opens.
 - `stepper`: Explore's whole run packed for the browser's stepper (stepper.js, stepper.css);
-- `alignment_breakdown`: small SVG plots of an alignment's error breakdown and each head's sinks.
+- `alignment_breakdown`: small SVG plots of an alignment's error breakdown and each head's sinks;
+- `share`: Copy link's box, the page's link as the address bar holds it (share_link.js, share_link.css).
 """

@@ -13,7 +13,7 @@ from dataclasses import replace
 import streamlit as st
 from attention_lens.app import exports, services, state
 from attention_lens.app.render import beams, spectrogram, views
-from attention_lens.app.screens import audio_input, explore_stepper, kv_cache, tour, vocabulary
+from attention_lens.app.screens import audio_input, explore_stepper, kv_cache, page_url, tour, vocabulary
 from attention_lens.app.screens import explore_analysis as analysis
 from attention_lens.app.screens import explore_controls as ctl
 from attention_lens.app.screens import explore_panels as panels
@@ -323,9 +323,8 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
     if options.mode == "beam" and not present:  # the table follows the step (sync: reported after each)
         panels.beam_panel(trace, step, engine.special_pieces())
     link = url.write(url.current(model_key, source, target, options.mode, step, kind, view, layer, head))
-    if share.open:
-        share.caption("This page as a link (model, sentence, mode, step, view, reading, forced tokens, heads off):")
-        share.code(link, language=None, wrap_lines=True)
+    page_url.share_link(share, link, K_SHARE_OPEN + "_link",
+                        "model, sentence, mode, step, view, reading, forced tokens, heads off")
     if not present:  # the picture of the step on screen, built only while the export box is open
         fig = views.attention_figure(shown, kind, view, step, layer, head, scale) if ss.get(
             panels.K_EXPORT_OPEN) else None

@@ -389,7 +389,7 @@ def main() -> None:
         leakage_exposure.exposure_view(model_key, engine, source, target, causal, shift, ERRORS)
     else:
         broken_view(engine, source, target)
-    page_url.share_link(share, page_url.write(URL_RULES))
+    page_url.share_link(share, page_url.write(URL_RULES), K_SHARE_OPEN + "_link")
 
 
 main()

@@ -16,6 +16,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 from attention_lens.app import state
+from attention_lens.app.render import share
 from attention_lens.app.screens import explore_url as url
 from attention_lens.app.services import Engine
 from attention_lens.app.state import K_MODEL, K_SOURCE, K_TARGET
@@ -23,6 +24,9 @@ from attention_lens.app.state import K_MODEL, K_SOURCE, K_TARGET
 Rule = tuple[str, Callable[[str], Any], Callable[[Any], str]]
 SHARED = ("model", "text", "target")
 K_READ, K_NOTICES = "page_url_read_", "page_url_notices_"
+# Copy link's box, in the page's own DOM: the link as the address bar holds it (app/render/share)
+LINK_BOX = st.components.v2.component("attention_lens_share_link", js=share.asset("share_link.js"),
+                                      css=share.asset("share_link.css"), isolate_styles=False)
 
 
 def one_of(allowed) -> Callable[[str], str]:
@@ -108,7 +112,11 @@ def share_popover(container, key: str):
     return container.popover(":material/link: Copy link", width="stretch", key=key, on_change="rerun")
 
 
-def share_link(popover, link: str) -> None:
+def share_link(popover, link: str, key: str, what: str = "model, sentence and the page's settings") -> None:
+    """Fill an open Copy link popover: a caption saying what the link holds, and the link. The box shows the
+    browser's address bar, which the steppers keep at the step and view on screen without telling the server;
+    `link` (the server's, for the state it has heard) is what a client without a browser reads."""
     if popover.open:
-        popover.caption("This page as a link (model, sentence and the page's settings):")
-        popover.code(link, language=None, wrap_lines=True)
+        popover.caption(f"This page as a link ({what}):")
+        with popover:
+            LINK_BOX(key=key, data={"link": link})

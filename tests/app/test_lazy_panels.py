@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.fixtures.apptest import explore_on
+from tests.fixtures.apptest import explore_on, share_links
 from tests.fixtures.checkpoints import build_tiny_checkpoint
 
 DOWNLOADS = {"dl_html", "dl_csv", "dl_json", "dl_npz"}
@@ -29,7 +29,7 @@ def downloads(at: AppTest) -> set[str]:
 
 
 def links(at: AppTest) -> list[str]:
-    return [c.value for c in at.code]
+    return share_links(at)
 
 
 def cache_drawn(at: AppTest) -> bool:

@@ -254,6 +254,25 @@ def _check_drawn(page, shown, kind: str, view: str, layer: int, head: int, step:
         np.testing.assert_allclose(seen[:keys], want[:keys], atol=F16_ERROR)
 
 
+def test_copy_link_is_the_screens_state_with_nothing_sent(shipped_server):
+    """Copy link's box is the address bar: open, it follows steps made in the page with not one frame sent (a
+    server that has not heard them, busy or not, cannot make the link stale)."""
+    with open_explore(shipped_server, query("greedy", "cross")) as page:
+        sent = counting_frames(page)
+        page.get_by_role("button", name=re.compile("Copy link")).click()
+        code = page.locator("[data-testid=stPopoverBody] code").first
+        code.wait_for(timeout=30_000)
+        page.wait_for_selector(IDLE, timeout=60_000)
+        before = len(sent)
+        for _ in range(3):
+            page.keyboard.press("ArrowRight")
+        ready(page, 4)
+        page.wait_for_function("""() => { const c = document.querySelector('[data-testid=stPopoverBody] code');
+            return !!c && new URL(c.innerText.trim()).searchParams.get('step') === '4'; }""", timeout=10_000)
+        assert code.inner_text().strip() == page.evaluate("() => location.href")
+        assert len(sent) == before  # the server heard nothing: the link is the page's own
+
+
 def test_view_switches_send_nothing_and_draw_the_traces_heads(shipped_server, engine):
     """Kind, view, layer and head switched in the stepper twelve times, with steps between: not one websocket
     frame, every picture the Trace's weights for that kind / layer / head, the address bar follows; the server

@@ -94,6 +94,31 @@ def _encode(flat: np.ndarray, lengths: Sequence[int], encoding: str) -> tuple[by
     return scales.tobytes() + codes.tobytes(), float(np.abs(decoded - x).max(initial=0.0))
 
 
+def finite(x: float, digits: int) -> float | None:
+    """A number for the header: rounded, or None (JSON null) where it is NaN or infinite (a diverged model's
+    probabilities: bare NaN is not JSON, and the browser's parser refuses the whole run)."""
+    x = float(x)
+    return round(x, digits) if np.isfinite(x) else None
+
+
+def _json_ready(value):
+    """`value` with every non-finite float (anywhere in dicts and lists) as None."""
+    if isinstance(value, float):
+        return value if np.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _json_ready(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_json_ready(v) for v in value]
+    return value
+
+
+def _header_bytes(header: dict) -> bytes:
+    """The header as strict JSON (no NaN / Infinity), UTF-8, padded with spaces so the body starts 4-aligned."""
+    head = json.dumps(_json_ready(header), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    head = head.encode("utf-8")
+    return head + b" " * ((-(len(head) + 8)) % 4)
+
+
 def weights(trace: Trace, encoding: str = "f16") -> tuple[dict, bytes, float]:
     """Every kind's rows encoded: (the header's "arrays", their bytes, the largest error of a decoded cell).
     The costly part of `pack`, the same for every step and view of a run (a page caches it per run)."""
@@ -123,11 +148,10 @@ def pack(trace: Trace, *, encoding: str = "f16", special: frozenset[str] = froze
     arrays, body, max_error = encoded if encoded is not None else weights(trace, encoding)
     steps = []
     for t, s in enumerate(trace.steps):
-        row = {"token": s.token, "prob": round(float(s.prob), 5),
-               "top": [[tok, round(float(p), 5)] for tok, p in s.top_k]}
+        row = {"token": s.token, "prob": finite(s.prob, 5), "top": [[tok, finite(p, 5)] for tok, p in s.top_k]}
         if teacher:
             row["reference"] = trace.target_tokens[t]
-            row["target_prob"] = round(float(s.extra.get("target_prob", 0.0)), 5)
+            row["target_prob"] = finite(s.extra.get("target_prob", 0.0), 5)
             row["correct"] = bool(s.extra.get("correct"))
         steps.append(row)
     header = {
@@ -138,8 +162,7 @@ def pack(trace: Trace, *, encoding: str = "f16", special: frozenset[str] = froze
         "colours": [[float(a), c] for a, c in figures.COLORSCALE], "mask_colour": figures.MASK_COLOR,
         "accent": figures.ACCENT, **(extra or {}),
     }
-    head = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    head += b" " * ((-(len(head) + 8)) % 4)
+    head = _header_bytes(header)
     return MAGIC + struct.pack("<I", len(head)) + head + body + tail
 
 
@@ -236,9 +259,7 @@ def pack_pair(blobs: Sequence[bytes], header: dict) -> bytes:
     fields (pair.js): run_id and seq (as one run's), step and m (the bar's range; each run shows min(step, its
     m)), titles (per run, lines), notes (per step: text, badge, tone, detail; or none), mark_row (a row marked
     once reached), diff (title and colours: A − B of the first two runs where the tokens match; or none)."""
-    head = json.dumps({**header, "sizes": [len(b) for b in blobs]}, separators=(",", ":"),
-                      ensure_ascii=False).encode("utf-8")
-    head += b" " * ((-(len(head) + 8)) % 4)
+    head = _header_bytes({**header, "sizes": [len(b) for b in blobs]})
     return PAIR_MAGIC + struct.pack("<I", len(head)) + head + b"".join(blobs)
 
 

@@ -41,12 +41,13 @@ function pairMethods(s) {
   };
   s.keepUrl = () => {
     if (s.urlTimer) return;
-    s.urlTimer = setTimeout(() => {
+    s.urlTimer = setTimeout(s.urlWrite = () => {
       s.urlTimer = null;
       if (!s.root.isConnected || !s.header.url_step) return;
       const u = new URL(window.location.href);
       u.searchParams.set('step', String(s.step));
       window.history.replaceState(window.history.state, '', u.toString());
+      window.dispatchEvent(new Event('lens-url')); // Copy link's box follows (app/render/share)
     }, 250);
   };
   return single;

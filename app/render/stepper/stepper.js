@@ -89,6 +89,7 @@ function bindKeys() {
     if (!s || !s.root.isConnected) return;
     const path = e.composedPath ? e.composedPath() : [e.target];
     if (path.includes(s.root)) return;
+    s.flushUrl(); // the address bar holds the step on screen before the click (Copy link shows it)
     s.report();
   }, true);
   // ... and before typing somewhere else (a box reached with Tab, then Enter, is a server run with no click)
@@ -400,9 +401,14 @@ function create(parent) {
     keepOnPage(s);
     s.syncSoon();
   };
+  s.flushUrl = () => { // a pending address-bar write, now
+    if (!s.urlTimer) return;
+    clearTimeout(s.urlTimer);
+    s.urlWrite();
+  };
   s.keepUrl = () => { // the address bar's step and view, at most four times a second (browsers throttle them)
     if (s.urlTimer) return;
-    s.urlTimer = setTimeout(() => {
+    s.urlTimer = setTimeout(s.urlWrite = () => {
       s.urlTimer = null;
       if (!root.isConnected) return;
       const u = new URL(window.location.href);
@@ -414,6 +420,7 @@ function create(parent) {
       if (u.searchParams.has('layer') || h.url_step) u.searchParams.set('layer', String(h.layer + 1));
       if (u.searchParams.has('head') || h.url_step) u.searchParams.set('head', String(h.head + 1));
       window.history.replaceState(window.history.state, '', u.toString());
+      window.dispatchEvent(new Event('lens-url')); // Copy link's box follows (app/render/share)
     }, 250);
   };
   s.cleanup = () => { s.stop(); if (active === s) active = null; };
