@@ -44,3 +44,15 @@ def test_a_split_writes_clips_timings_and_features_that_agree(tmp_path):
         assert starts == sorted(starts) and float(words[-1][2]) + float(words[-1][3]) <= len(samples) / rate + 1e-3
         again = fe(samples.astype(np.float32), sampling_rate=16000, return_tensors="np").input_features[0]
         assert np.abs(again - feats[k].astype(np.float32)).max() < 0.02
+
+
+def test_a_clip_list_reads_paths_relative_to_itself_and_names_a_bad_line(tmp_path):
+    from attention_lens.model.speech.scoring import read_clip_list
+
+    lst = tmp_path / "list.tsv"
+    lst.write_text(f"clips/a.flac\tthe cat sleeps.\n{tmp_path / 'b.wav'}\ta dog barks.\n", encoding="utf-8")
+    assert read_clip_list(lst) == [(str(tmp_path / "clips" / "a.flac"), "the cat sleeps."),
+                                   (str(tmp_path / "b.wav"), "a dog barks.")]
+    lst.write_text("clips/a.flac\tthe cat\n\nonly a path\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"list.tsv:3: expected clip path<TAB>transcript"):
+        read_clip_list(lst)
