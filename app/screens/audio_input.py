@@ -157,6 +157,13 @@ def current_clip(model_key: str, source: str) -> Clip | None:
     return clip if clip.label == source else None
 
 
+def waiting_link(model_key: str) -> dict[str, str]:
+    """The link of a page that waits for a clip (an upload or a recording not made yet): the model, its language
+    and task; no clip."""
+    ss = st.session_state
+    return {"model": model_key, **{k: str(ss[k]) for k in (K_LANGUAGE, K_TASK) if ss.get(k)}}
+
+
 def clip_note(clip: Clip, trace: Trace) -> str:
     """One line under the inputs: the clip's length, its frames, the padding, the prefix the decoder was given and
     the run's warnings (a clip resampled; shown here in place of Explore's warning boxes)."""
