@@ -27,6 +27,7 @@ SHIPPED_LABELS = {
     "everyday-de-en-aligned": "everyday-de-en-aligned · one cross-attention head trained to align",
     "en-fr": "en-fr · English → French, grammar corpus",
     "de-en": "de-en · German → English, grammar corpus",
+    "spoken-grammar": "spoken-grammar · English speech → text (a Whisper), the grammar corpus spoken by espeak-ng",
     "everyday-en-fr-no-causal-mask": "everyday-en-fr-no-causal-mask · broken: no causal mask",
     "everyday-en-fr-no-shift": "everyday-en-fr-no-shift · broken: no right shift",
     "en-fr-no-causal-mask": "en-fr-no-causal-mask · broken: no causal mask",
