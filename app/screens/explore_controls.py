@@ -149,9 +149,23 @@ def language_ui(sb, engine) -> dict[str, str]:
     return kw
 
 
+# The sidebar's decoding choices, kept in plain session state: Streamlit drops a widget's key while a page that
+# does not draw it runs, and Explore would come back to greedy search from any other page.
+K_DECODING_KEEP = "decoding_keep"
+DECODING_KEYS = (K_MODE, "beam_size", "temperature", "sample_top_k", "seed")
+
+
+def _restore_decoding() -> None:
+    """The kept choices back into their widgets' keys, where nothing (a link, this page's run) set them."""
+    for key, value in st.session_state.get(K_DECODING_KEEP, {}).items():
+        if key not in st.session_state:
+            st.session_state[key] = value
+
+
 def decoding_ui(engine=None) -> DecodeOptions:
     sb = st.sidebar
     sb.subheader("Decoding")
+    _restore_decoding()
     languages = {} if engine is None else (audio_input.speech_options_ui(sb, engine) if services.is_speech(engine)
                                             else language_ui(sb, engine))
     if st.session_state.get(K_MODE) not in MODES:
@@ -168,6 +182,7 @@ def decoding_ui(engine=None) -> DecodeOptions:
         kw["top_k"] = sb.number_input("Top-k (0 = all tokens)", 0, 100, key="sample_top_k",
                                       **_default("sample_top_k", 0))
         kw["seed"] = sb.number_input("Seed", 0, 10_000, key="seed", **_default("seed", 0))
+    st.session_state[K_DECODING_KEEP] = {k: st.session_state[k] for k in DECODING_KEYS if k in st.session_state}
     return DecodeOptions(**kw, **languages)
 
 

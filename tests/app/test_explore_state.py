@@ -88,3 +88,18 @@ def test_the_shipped_model_opens_a_custom_sentence_on_the_grid_without_a_notice(
     assert not any("heads per kind" in c.value or "grid of all" in c.value for c in at.caption)
     at.button(key="next").click().run()
     assert not at.exception and at.session_state["step"] == 2 and at.segmented_control(key="view").value == "grid"
+
+
+def test_the_decoding_mode_and_its_settings_survive_another_page(app):
+    """Beam search (and its width) chosen on Explore is still chosen after a visit to another page, as the step,
+    view and reading are (the sidebar's widgets are dropped by Streamlit while another page runs)."""
+    at = app.run()
+    at.radio(key="mode").set_value("beam").run()
+    at.slider(key="beam_size").set_value(3).run()
+    assert at.session_state["mode"] == "beam"
+    at.switch_page("screens/heads.py").run()
+    assert not at.exception
+    at.switch_page("screens/explore.py").run()
+    assert not at.exception
+    assert at.session_state["mode"] == "beam" and at.session_state["beam_size"] == 3
+    assert at.radio(key="mode").value == "beam"
