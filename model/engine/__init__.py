@@ -9,6 +9,8 @@
   loop needs of an engine);
 - `decode`, `beam`: the one incremental decoding loop (greedy, sampling, forced prefix) and beam search;
 - `to_trace`, `trace`: raw runs -> `Trace`, the only thing that leaves model/ (JSON / NPZ readers and writers);
+- `audio_axis`: a speech model's source axis (the clip's encoder positions and one padding band, the collapse of
+  the window's attention onto it, the Trace's `source` object);
 - `contributions`, `lens`, `saliency`: the Trace's optional objects (norm-weighted attention, rollout and
   source share; the logit lens; gradient saliency), computed by the contract; `gradients`: what saliency
   needs from a family (`EmbeddedRun`);

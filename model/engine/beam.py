@@ -39,7 +39,7 @@ def beam_search(engine: Decoder, src_ids: list[int], options: DecodeOptions) -> 
             order = cand.argsort(descending=True)[: 2 * k_beams]
             picks = [(int(i), forced[t], float(cand[i])) for i in order]
         else:
-            total = restrict(logp) + scores[:, None]
+            total = restrict(logp, t - len(forced)) + scores[:, None]
             flat = total.view(-1).topk(min(2 * k_beams, total.numel()))
             vocab = total.shape[1]
             picks = [(int(i) // vocab, int(i) % vocab, float(s)) for s, i in zip(flat.values, flat.indices)]

@@ -10,6 +10,10 @@ Which member runs a model, by what the caller has:
 
 - text (and, for teacher forcing, a reference) -> a Trace: `trace`; many texts: `trace_batch`. The app, the
   CLI's `trace` and the analyses that read Traces use these.
+- a clip (a speech model, `source_kind == "audio"`) -> a Trace: `trace(audio=...)`; the clip as a source for the
+  id-level members below (a `Features`, and its place on the source axis): `audio_source`. A text model refuses
+  audio, and a speech model refuses the text members of the source side (normalise, encode_source,
+  prepare_source, trace of a text), each with a ModelInputError that says which it reads.
 - ids of (source, labels) pairs -> teacher-forced RawRuns, every pair in one pass: `teacher_forced_batch`, the
   family's own pass (it checks the options first: `check_options`); need_weights=False for logits only
   (scores, the probe's perturbed runs, ablation). One pair, attention included: `run_teacher_forced`.
@@ -41,6 +45,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from attention_lens.model.engine.audio_axis import AudioAxis
 from attention_lens.model.engine.beam import beam_search
 from attention_lens.model.engine.contributions import contributions
 from attention_lens.model.engine.decode import decode_batch
@@ -49,7 +54,7 @@ from attention_lens.model.engine.errors import ModelInputError
 from attention_lens.model.engine.gradients import EmbeddedRun
 from attention_lens.model.engine.heads import expand, keep_masks
 from attention_lens.model.engine.lens import lens
-from attention_lens.model.engine.runs import ContributionParts, DecodeOptions, RawRun, Stepper
+from attention_lens.model.engine.runs import ContributionParts, DecodeOptions, Features, RawRun, Stepper
 from attention_lens.model.engine.saliency import saliency
 from attention_lens.model.engine.tensors import to_numpy
 from attention_lens.model.engine.text import unknown_words_warning
@@ -81,6 +86,7 @@ class Engine(ABC):
     src_lang: str | None = None  # a multilingual model: the source language its tokenizer marks (with_languages)
     tgt_lang: str | None = None  # ... and the target language forced as the first generated token
     dtype: torch.dtype = torch.float32  # the weights' float type (float16 / bfloat16 on request)
+    source_kind: str = "text"  # what the encoder reads: "text" (pieces) or "audio" (a clip: trace(audio=...))
 
     # ---- text ---------------------------------------------------------------------------------------------
     @abstractmethod
@@ -251,8 +257,9 @@ class Engine(ABC):
         """Target ids taken, not chosen, at the first steps of free running."""
         return tuple(options.forced)
 
-    def restrict(self, logits: torch.Tensor) -> torch.Tensor:
-        """Logits of a free choice with the ids the family never chooses made impossible (default: none)."""
+    def restrict(self, logits: torch.Tensor, free_step: int = 0) -> torch.Tensor:
+        """Logits of a free choice with the ids the family never chooses made impossible (default: none);
+        free_step: how many tokens were chosen freely before this one (0: the first after the forced prefix)."""
         return logits
 
     def decode_length(self, options: DecodeOptions, n: int) -> int:
@@ -362,9 +369,74 @@ class Engine(ABC):
             f"The reference target has {len(labels)} tokens; this model reads at most {limit}, so it was "
             f"truncated to the first {limit}."]
 
+    # ---- audio (speech models) ----------------------------------------------------------------------------
+    def spoken_languages(self) -> tuple[str, ...]:
+        """A speech model's language codes (DecodeOptions.language, `--language`: Whisper's "en", "de", ...);
+        () for a text model or an English-only speech model."""
+        return ()
+
+    def tasks(self) -> tuple[str, ...]:
+        """A speech model's tasks (DecodeOptions.task, `--task`: "transcribe", "translate"); () where there is
+        no choice."""
+        return ()
+
+    def audio_source(self, audio: Any, options: DecodeOptions | None = None
+                     ) -> tuple[Features, AudioAxis, dict[str, Any], list[str]]:
+        """A clip (a path, the bytes of a file, (samples, rate), or a model.audio.Audio; read by
+        model.audio.read_audio) -> (the source that teacher_forced_batch, decode_batch and run_beam take, where the
+        clip lies on the encoder's positions, the Trace's `source` object (AudioAxis.record), warnings). A speech
+        family implements this; a text model refuses it, saying it reads text."""
+        raise ModelInputError(f"{self.name} reads text, not audio: it is a {self.family} text model. Give it a "
+                              f"sentence (--text), or open a speech model (e.g. a Whisper folder) for a clip.")
+
+    def trace_audio(self, audio: Any, target: str | None = None, options: DecodeOptions | None = None) -> Trace:
+        """One run of a speech model on a clip (see `trace`): greedy, sampled or beam decoding, or with a target
+        one teacher-forced pass. The Trace's source axis is the clip's encoder positions and one padding band
+        (model.engine.audio_axis); its `source` object holds the times and the clip's log-mel."""
+        options = options or DecodeOptions()
+        if options.contributions or options.lens or options.saliency:
+            raise ModelInputError(f"Contributions, the logit lens and gradient saliency are not computed for a "
+                                  f"speech model ({self.family}) yet: their replays read token ids.")
+        if options.ablate:
+            options = replace(options, ablate=expand(options.ablate, self.n_encoder_layers, self.n_decoder_layers,
+                                                     self.n_heads))
+        src, axis, record, warnings = self.audio_source(audio, options)
+        options = replace(options, language=record.get("language"), task=record.get("task"))  # as the run used them
+        if target is not None or options.mode == "teacher_forced":
+            if target is None or not target.strip():
+                raise ModelInputError("Teacher forcing needs a reference transcript.")
+            options = replace(options, mode="teacher_forced")
+            labels, target_warnings = self.prepare_target(target)
+            labels = [*self.forced_prefix(options), *labels]  # the prefix is read and predicted as in decoding
+            run = self.teacher_forced_batch([src], [labels], options)[0]
+            return self._on_axis(run, options, axis, record, warnings + target_warnings)
+        if options.mode == "beam":
+            runs, beam_steps = self.run_beam(src, options)
+            beams = tuple(self._on_axis(r, options, axis, record, warnings) for r in runs)
+            return replace(beams[0], beams=beams, beam_steps=tuple(tuple(s) for s in beam_steps))
+        return self._on_axis(self.run_generate(src, options), options, axis, record, warnings)
+
+    def _on_axis(self, run: RawRun, options: DecodeOptions, axis: AudioAxis, record: dict[str, Any],
+                 warnings: list[str]) -> Trace:
+        """A raw run over the encoder's whole window -> its Trace on the clip's axis (the padding collapsed)."""
+        run = replace(run, src_ids=list(range(axis.n)), enc_attn=axis.collapse_encoder(run.enc_attn),
+                      cross_attn=axis.collapse_keys(run.cross_attn))
+        trace = to_trace(self, run, options, "", warnings)
+        return replace(trace, source_tokens=tuple(axis.labels()), source=record,
+                       forced_tokens=tuple(self.piece(i) for i in self.forced_prefix(options)))
+
     # ---- traces -------------------------------------------------------------------------------------------
-    def trace(self, text: str, target: str | None = None, options: DecodeOptions | None = None) -> Trace:
-        """One decoding run (or, with a target or mode="teacher_forced", one teacher-forced pass)."""
+    def trace(self, text: str | None = None, target: str | None = None, options: DecodeOptions | None = None, *,
+              audio: Any = None) -> Trace:
+        """One decoding run (or, with a target or mode="teacher_forced", one teacher-forced pass) of a text, or
+        of a clip (audio=: a path, bytes, (samples, rate) or model.audio.Audio) for a speech model
+        (`trace_audio`)."""
+        if audio is not None:
+            if text is not None:
+                raise ModelInputError("Give a text or a clip (audio), not both.")
+            return self.trace_audio(audio, target, options)
+        if text is None:
+            raise ModelInputError("Give a text to trace (or, for a speech model, a clip: audio=...).")
         options = options or DecodeOptions()
         if (engine := self.for_options(options)) is not self:  # other languages: the engine bound to them
             return engine.trace(text, target, options)

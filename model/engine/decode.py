@@ -51,7 +51,7 @@ def decode_batch(engine: Decoder, srcs: list[list[int]], options: DecodeOptions,
         if t < len(forced):
             nxt = torch.full((batch,), forced[t], dtype=torch.long, device=logits.device)
         else:
-            nxt = choose_next(engine.restrict(logits), options, gen)
+            nxt = choose_next(engine.restrict(logits, t - len(forced)), options, gen)
         nxt = nxt.masked_fill(done, filler)
         dec_in.append(last[:, 0])
         out_ids.append(nxt)

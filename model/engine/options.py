@@ -13,7 +13,8 @@ from attention_lens.model.engine.heads import check_spec
 MODES = ("greedy", "beam", "sample", "teacher_forced")
 # Written only when set, so a plain run's options read as they always did. `contributions` is never written:
 # a Trace holds its contributions object exactly when the run asked for it.
-WRITTEN_WHEN_SET = ("lens", "saliency", *BUGS, "src_lang", "tgt_lang")
+WRITTEN_WHEN_SET = ("lens", "saliency", *BUGS, "src_lang", "tgt_lang", "language", "task")
+TASKS = ("transcribe", "translate")  # a speech model's task token (Whisper's <|transcribe|> / <|translate|>)
 # What a Trace's `options` object holds beside the options themselves: what the run found (Trace fields).
 RUN_KEYS = ("forced", "normalised_source", "warnings", "score")
 
@@ -43,6 +44,10 @@ class DecodeOptions:
     # of the target (forced as the first generated token); None: the model's own default. Engine.with_languages.
     src_lang: str | None = None
     tgt_lang: str | None = None
+    # Speech models (Whisper): the spoken language (a code such as "en", forced after <|startoftranscript|>) and
+    # the task ("transcribe" or "translate"); None: the model's own default. Both become the run's forced prefix.
+    language: str | None = None
+    task: str | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -57,6 +62,8 @@ class DecodeOptions:
             raise ValueError("max_len must be at least 1")
         for spec in self.ablate:
             check_spec(spec)
+        if self.task is not None and self.task not in TASKS:
+            raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
 
     @property
     def bugs(self) -> tuple[str, ...]:
@@ -101,7 +108,7 @@ class DecodeOptions:
                 if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
                     raise ValueError("options.ablate must be a list of strings")
                 value = tuple(value)
-            elif name in ("src_lang", "tgt_lang"):
+            elif name in ("src_lang", "tgt_lang", "language", "task"):
                 if value is not None and not isinstance(value, str):
                     raise ValueError(f"options.{name} must be a language code (a string)")
             elif not _of_type(value, known[name].default, name == "max_len"):

@@ -5,6 +5,7 @@ one decoding loop, and `Decoder`, what that loop needs of an engine."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -12,14 +13,34 @@ import numpy as np
 import torch
 from attention_lens.model.engine.options import DecodeOptions
 
-__all__ = ["ContributionParts", "DecodeOptions", "Decoder", "RawRun", "Stepper"]
+__all__ = ["ContributionParts", "DecodeOptions", "Decoder", "Features", "RawRun", "Stepper"]
+
+
+class Features(Sequence[int]):
+    """A source that is not token ids: the input features a speech model's encoder reads (Whisper: the log-mel of
+    its whole window, (n_mels, frames)). The decoding loop, beam search and a RawRun see it as what it is on the
+    source axis, its encoder positions 0 .. n_positions - 1 (len, indexing and `list(...)` give those); the
+    family's own passes read `.features`."""
+
+    def __init__(self, features: torch.Tensor, n_positions: int) -> None:
+        self.features = features
+        self.n_positions = int(n_positions)
+
+    def __len__(self) -> int:
+        return self.n_positions
+
+    def __getitem__(self, index):  # a position, or a list of them for a slice
+        return range(self.n_positions)[index] if isinstance(index, int) else list(range(self.n_positions)[index])
+
+    def __repr__(self) -> str:
+        return f"Features({tuple(self.features.shape)}, {self.n_positions} positions)"
 
 
 @dataclass
 class RawRun:
     """One decoding run in ids and arrays. Attention arrays are (layers, heads, queries, keys)."""
 
-    src_ids: list[int]
+    src_ids: list[int]  # a speech model: the encoder positions of the source axis (model.engine.audio_axis)
     dec_in_ids: list[int]  # m: the id each decoder position read
     out_ids: list[int]  # m: the id each position predicted (teacher forcing: the reference label)
     logits: np.ndarray  # (m, V)
@@ -88,8 +109,9 @@ class Decoder(Protocol):
     def forced_prefix(self, options: DecodeOptions) -> tuple[int, ...]:
         """Target ids taken, not chosen, at the first steps."""
 
-    def restrict(self, logits: torch.Tensor) -> torch.Tensor:
-        """Logits of a free choice with the ids the family never chooses made impossible."""
+    def restrict(self, logits: torch.Tensor, free_step: int = 0) -> torch.Tensor:
+        """Logits of a free choice with the ids the family never chooses made impossible; free_step: how many
+        tokens were chosen freely before this one (0: the first choice after the forced prefix)."""
 
     def decode_length(self, options: DecodeOptions, n: int) -> int:
         """Steps at the most for a batch whose longest source has n tokens."""

@@ -37,7 +37,7 @@ def to_trace(engine: Engine, run: RawRun, options: DecodeOptions, normalised: st
                  source_tokens=tuple(engine.source_piece(i) for i in run.src_ids),
                  decoder_input_tokens=tuple(engine.piece(i) for i in run.dec_in_ids),
                  target_tokens=tuple(engine.piece(i) for i in run.out_ids),
-                 encoder_self_attention=run.enc_attn.astype(np.float32),
-                 decoder_self_attention=run.dec_attn.astype(np.float32),
-                 cross_attention=run.cross_attn.astype(np.float32), steps=tuple(steps),
+                 encoder_self_attention=run.enc_attn.astype(np.float32, copy=False),
+                 decoder_self_attention=run.dec_attn.astype(np.float32, copy=False),
+                 cross_attention=run.cross_attn.astype(np.float32, copy=False), steps=tuple(steps),
                  contributions=contributions, **(why or {}))

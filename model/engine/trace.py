@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from attention_lens.model.engine.audio_axis import check_source, read_source
 from attention_lens.model.engine.lens import check as check_lens
 from attention_lens.model.engine.options import DecodeOptions
 from attention_lens.model.engine.saliency import check as check_saliency
@@ -89,6 +90,10 @@ class Trace:
       "tolerance", "steps": per row {"source": IG per source token, "prefix": IG per decoder input the row could
       see, "source_input_x_gradient", "prefix_input_x_gradient", "intervals", "logit", "baseline_logit",
       "completeness_error", "spearman": per cross-attention layer per head, rho or null}}.
+    - `source`: what the source axis is when it is not text; None for text. A speech model's run: {"kind": "audio",
+      "rate", "duration_s", "window_s", "frame_s", "times": the start in seconds of each source position,
+      "padding": {"index", "start_s", "end_s", "frames"} or None, "mel": (n_mels, clip frames) float32 array,
+      "mel_hop_s", "language", "task"} (model.engine.audio_axis: the padding band and how it is collapsed).
     """
 
     model: dict[str, Any]
@@ -112,6 +117,9 @@ class Trace:
     # Spearman correlation with every cross-attention head (model.engine.saliency). Both docstrings give the keys.
     lens: dict[str, Any] | None = None
     saliency: dict[str, Any] | None = None
+    # The source axis when it is not text (None: text pieces): a speech model's clip, its positions' times, the
+    # padding band and the clip's log-mel (model.engine.audio_axis.AudioAxis.record; docs/formats.md).
+    source: dict[str, Any] | None = None
     # What the run found, written inside the `options` object on disk (docs/formats.md):
     forced_tokens: tuple[str, ...] = ()  # options.forced as pieces (a file holds only these: options.forced ())
     normalised_source: str = ""  # the source text actually tokenised
@@ -132,6 +140,8 @@ class Trace:
         if self.contributions is not None:
             out += [self.contributions[g][k] for g in CONTRIBUTION_GROUPS for k in KINDS]
             out.append(self.contributions["source_share"])
+        if self.source is not None:
+            out.append(self.source.get("mel"))
         return [a for a in out if isinstance(a, np.ndarray)]
 
     @property
@@ -173,6 +183,8 @@ class Trace:
         for key in ("lens", "saliency"):
             if getattr(self, key) is not None:
                 d[key] = getattr(self, key)
+        if self.source is not None:
+            d["source"] = {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in self.source.items()}
         return d
 
     @classmethod
@@ -199,7 +211,7 @@ class Trace:
                        beams=tuple(cls.from_dict(b) for b in d.get("beams", [])),
                        beam_steps=tuple(tuple(s) for s in d.get("beam_steps", [])),
                        contributions=read_contributions(d.get("contributions")), lens=d.get("lens"),
-                       saliency=d.get("saliency"), **arrays)
+                       saliency=d.get("saliency"), source=read_source(d.get("source")), **arrays)
         except (TypeError, KeyError, ValueError, AttributeError, OverflowError, RecursionError) as exc:
             raise ValueError(f"trace: malformed ({type(exc).__name__}: {exc})") from exc
 
@@ -227,6 +239,9 @@ class Trace:
                 for kind in KINDS:
                     out[f"contributions_{g}_{kind}"] = self.contributions[g][kind]
             out["contributions_source_share"] = self.contributions["source_share"]
+        if self.source is not None and "mel" in self.source:
+            meta["source"].pop("mel")
+            out["source_mel"] = self.source["mel"]
         out["meta"] = np.array(strict_json(meta))
         return out
 
@@ -245,6 +260,8 @@ class Trace:
                 for g in CONTRIBUTION_GROUPS:
                     meta["contributions"][g] = {kind: z[f"contributions_{g}_{kind}"] for kind in KINDS}
                 meta["contributions"]["source_share"] = z["contributions_source_share"]
+            if isinstance(meta.get("source"), dict) and "source_mel" in z:
+                meta["source"]["mel"] = z["source_mel"]
         except (KeyError, ValueError, TypeError, AttributeError, RecursionError) as exc:
             raise ValueError(f"trace: malformed NPZ ({exc})") from exc
         return cls.from_dict(meta)
@@ -309,6 +326,8 @@ def validate(t: Trace) -> None:
         check_lens(t.lens, m, t.cross_attention.shape[0])
     if t.saliency is not None:
         check_saliency(t.saliency, m, n)
+    if t.source is not None:
+        check_source(t.source, n)
 
 
 def read_contributions(d: Any) -> dict[str, Any] | None:

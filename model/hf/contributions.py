@@ -20,7 +20,7 @@ from attention_lens.model.engine.tensors import to_numpy
 from attention_lens.model.hf.probes import additive_mask
 
 POST_LN = ("marian", "bart")  # the attention reads the residual stream itself
-PRE_LN = ("mbart", "pegasus", "m2m_100")  # the attention reads its LayerNorm of the residual stream
+PRE_LN = ("mbart", "pegasus", "m2m_100", "whisper")  # the attention reads its LayerNorm of the residual stream
 T5_LIKE = ("t5", "mt5")
 
 

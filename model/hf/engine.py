@@ -33,8 +33,9 @@ from attention_lens.model.hf.ablation import IGNORE, ablating, install
 from attention_lens.model.hf.ablation import MARK as ABLATION_MARK
 from attention_lens.model.hf.ablation import head_off_nll as batched_head_off_nll
 from attention_lens.model.hf.contributions import contribution_parts, parts_of
-from attention_lens.model.hf.load import load_folder
+from attention_lens.model.hf.load import load_feature_extractor, load_folder
 from attention_lens.model.hf.probes import additive_mask, forward, probe_structure
+from attention_lens.model.hf.weights import SPEECH_FAMILIES
 
 # Why the three bug switches cannot be arguments here: each lives inside the library's attention modules
 # (the eager softmax and its `scaling` attribute, the decoder layer's call of its cross-attention); changing
@@ -148,7 +149,7 @@ class HFEngine(Engine):
         self._source_vocab = None
         if getattr(tokenizer, "separate_vocabs", False):  # Marian with two vocabularies: pieces differ by side
             self._source_vocab = {v: k for k, v in tokenizer.encoder.items()}
-        found = probe_structure(model, name, self.start_id, self.end_id)
+        found = probe_structure(model, name, self.start_id, self.end_id, self.probe_features())
         self.n_encoder_layers, self.n_decoder_layers = found.n_encoder_layers, found.n_decoder_layers
         self.n_heads = found.n_heads
         self.supports_causal_switch, self.supports_shift_switch = found.supports_causal_switch, True
@@ -170,9 +171,25 @@ class HFEngine(Engine):
     @classmethod
     def load(cls, spec: str | Path, allow_hub: bool = False, device: torch.device | None = None,
              dtype: torch.dtype = torch.float32) -> HFEngine:
-        """A local folder, or (allow_hub) a hub id, placed on `device` (None: the CPU) with weights of `dtype`.
-        Raises CheckpointError with a plain message."""
-        return cls(*load_folder(spec, allow_hub, device, dtype))
+        """A local folder, or (allow_hub) a hub id, placed on `device` (None: the CPU) with weights of `dtype`; a
+        Whisper folder opens as a WhisperEngine (model.hf.whisper). Raises CheckpointError with a plain message."""
+        model, tokenizer, name, card = load_folder(spec, allow_hub, device, dtype)
+        if card["family"] in SPEECH_FAMILIES:
+            from attention_lens.model.hf.whisper import WhisperEngine
+
+            return WhisperEngine(model, tokenizer, name, card, load_feature_extractor(spec, allow_hub))
+        return cls(model, tokenizer, name, card)
+
+    def probe_features(self) -> torch.Tensor | None:
+        """What the structure probe runs on (model.hf.probes.probe_structure): None, two token ids; a speech family
+        gives its input features."""
+        return None
+
+    def source_batch(self, srcs: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The encoder's input of a batch of sources: (B, n) ids right-padded with the pad id, and Hugging Face's
+        attention_mask (B, n), 1 real and 0 padding. A speech family stacks its input features (mask None)."""
+        src, keep = pad_batch(srcs, self.pad_id if self.pad_id is not None else self.end_id)
+        return src, keep.long()
 
     # ---- languages --------------------------------------------------------------------------------------------
     def languages(self) -> tuple[str, ...]:
@@ -299,8 +316,7 @@ class HFEngine(Engine):
         keep = self.head_masks(options)
         pad = self.pad_id if self.pad_id is not None else self.end_id
         dec_ins = [[self.start_id, *labs[:-1]] if options.shift else list(labs) for labs in labels]
-        src, src_keep = pad_batch(srcs, pad)
-        src_keep = src_keep.long()  # Hugging Face's attention_mask
+        src, src_keep = self.source_batch(srcs)
         dec, dec_keep = pad_batch(dec_ins, pad)
         allowed = None
         if not options.causal:  # (B, 1, m, m): every query may read every real key of its own pair
@@ -377,7 +393,7 @@ class HFEngine(Engine):
             return tuple(options.forced)
         return () if self.forced_first is None else (int(self.forced_first),)
 
-    def restrict(self, logits: torch.Tensor) -> torch.Tensor:
+    def restrict(self, logits: torch.Tensor, free_step: int = 0) -> torch.Tensor:
         """Free-running choices never pick the pad token (as Marian's generation config bans it:
         bad_words_ids = [[pad]]); the reported probabilities are the model's, unchanged."""
         if self.pad_id is None or self.pad_id in self.eos_ids:

@@ -1,7 +1,8 @@
 """Opening a Hugging Face seq2seq folder (or hub id) safely, and refusing what cannot be traced, in plain words.
 
 Never `trust_remote_code`, never pickles: safetensors weights only, the model's own tokenizer required, eager
-attention (the only implementation that returns attention weights).
+attention (the only implementation that returns attention weights). A speech-to-text encoder-decoder (Whisper:
+WhisperForConditionalGeneration) opens too, with its feature extractor (`load_feature_extractor`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any
 import torch
 from attention_lens.model.engine.errors import CheckpointError
 from attention_lens.model.engine.safety import check_folder
-from attention_lens.model.hf.weights import check_weights
+from attention_lens.model.hf.weights import SPEECH_FAMILIES, auto_class, check_weights
 from safetensors import SafetensorError
 
 # Files of which at least one must be present for AutoTokenizer to build the model's own tokenizer.
@@ -23,16 +24,25 @@ WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json")
 
 
 def refuse_config(config: Any, spec: str) -> None:
-    """Raise CheckpointError unless the config describes a text-to-text encoder-decoder."""
+    """Raise CheckpointError unless the config describes a text-to-text encoder-decoder, or a speech-to-text one
+    of a family this adapter reads (Whisper)."""
     from transformers.models.auto.modeling_auto import (
         MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
         MODEL_FOR_MASKED_LM_MAPPING_NAMES,
         MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_SPEECH_SEQ_2_SEQ_MAPPING_NAMES,
     )
 
     kind = config.model_type
     if kind in MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES and getattr(config, "is_encoder_decoder", False):
         return
+    if kind in SPEECH_FAMILIES and getattr(config, "is_encoder_decoder", False):
+        return
+    if kind in MODEL_FOR_SPEECH_SEQ_2_SEQ_MAPPING_NAMES:
+        raise CheckpointError(
+            f"{spec} is a speech-to-text model of the {kind!r} family, which this tool does not open yet; of the "
+            f"speech models it opens Whisper (WhisperForConditionalGeneration: openai/whisper-*, distil-whisper, "
+            f"fine-tunes).")
     if kind in MODEL_FOR_MASKED_LM_MAPPING_NAMES:
         raise CheckpointError(
             f"{spec} is an encoder-only model ({kind}): it reads text but has no decoder, so it cannot translate "
@@ -61,7 +71,7 @@ def load_folder(spec: str | Path, allow_hub: bool = False, device: torch.device 
                 dtype: torch.dtype = torch.float32) -> tuple[Any, Any, str, dict[str, Any]]:
     """A local folder, or (allow_hub) a hub id -> (model in eval mode on `device` (None: the CPU) with weights of
     `dtype`, tokenizer, name, card). Raises CheckpointError with a plain message."""
-    from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer
+    from transformers import AutoConfig, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
     hf_logging.disable_progress_bar()  # its "Loading weights" bars on stderr would surround a one-line error
@@ -104,7 +114,7 @@ def load_folder(spec: str | Path, allow_hub: bool = False, device: torch.device 
                                   ) from exc
         raise CheckpointError(f"{spec}: its tokenizer cannot be loaded ({type(exc).__name__}: {exc})") from exc
     try:
-        model, info = AutoModelForSeq2SeqLM.from_pretrained(
+        model, info = auto_class(config).from_pretrained(
             spec, attn_implementation="eager", use_safetensors=True, dtype=dtype,
             output_loading_info=True, **hub)
     except SafetensorError as exc:
@@ -138,3 +148,23 @@ def load_folder(spec: str | Path, allow_hub: bool = False, device: torch.device 
             "tokenizer": type(tokenizer).__name__, "hub": not local, "device": str(model.device),
             "dtype": str(model.dtype).removeprefix("torch.")}
     return model, tokenizer, path.name if local else spec, card
+
+
+def load_feature_extractor(spec: str | Path, allow_hub: bool = False) -> Any:
+    """A speech model's feature extractor (Whisper's: audio -> log-mel), from preprocessor_config.json or the
+    processor_config.json a WhisperProcessor writes. Raises CheckpointError when the folder has neither."""
+    from transformers import AutoFeatureExtractor, AutoProcessor
+
+    spec = str(spec)
+    hub = dict(local_files_only=Path(spec).is_dir())
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                return AutoFeatureExtractor.from_pretrained(spec, **hub)
+            except (OSError, ValueError):
+                return AutoProcessor.from_pretrained(spec, **hub).feature_extractor
+    except Exception as exc:  # a missing or malformed file raises many types (OSError, ValueError, KeyError...)
+        raise CheckpointError(f"{spec}: its feature extractor cannot be loaded ({type(exc).__name__}: {exc}); a "
+                              f"Whisper folder needs preprocessor_config.json (processor.save_pretrained(folder))"
+                              ) from exc

@@ -9,6 +9,7 @@ from typing import Any
 import torch
 from attention_lens.model.engine.errors import CheckpointError
 from attention_lens.model.engine.masks import causal_mask
+from transformers.modeling_outputs import BaseModelOutput
 
 SHIFT_NOTE = "Without the shift the decoder reads the labels themselves (decoder_input_ids = labels)."
 
@@ -21,18 +22,28 @@ def additive_mask(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
 
 
 def forward(model: Any, src: torch.Tensor, dec: torch.Tensor, allowed: torch.Tensor | None,
-            hidden: bool = False, src_keep: torch.Tensor | None = None, weights: bool = True) -> Any:
+            hidden: bool = False, src_keep: torch.Tensor | None = None, weights: bool = True,
+            encoder_outputs: Any = None) -> Any:
     """One full pass with every attention (unless not `weights`) and every layer's hidden states if `hidden`.
-    src (B, n), dec (B, m); allowed: None (the model's own causal mask) or bool (B, 1, m, m); src_keep: (B, n)
-    1 for real source tokens, 0 for padding (None: all real)."""
+    src (B, n) token ids, or a speech model's input features (B, n_mels, frames) (floats: Whisper's
+    `input_features`, which take no mask); dec (B, m); allowed: None (the model's own causal mask) or bool
+    (B, 1, m, m); src_keep: (B, n) 1 for real source tokens, 0 for padding (None: all real); encoder_outputs: an
+    earlier pass's encoder output to reuse instead of running the encoder again (then no encoder attentions)."""
     extra = {}
     device = model.device
     if allowed is not None:
         extra["decoder_attention_mask"] = additive_mask(allowed, model.dtype).to(device)
     src, dec = src.to(device), dec.to(device)
+    if encoder_outputs is not None:
+        extra["encoder_outputs"] = encoder_outputs
+    elif src.is_floating_point():
+        extra["input_features"] = src.to(model.dtype)
+    else:
+        extra["input_ids"] = src
+    if not src.is_floating_point():
+        extra["attention_mask"] = torch.ones_like(src) if src_keep is None else src_keep.to(device)
     with torch.no_grad():
-        return model(input_ids=src, attention_mask=torch.ones_like(src) if src_keep is None else src_keep.to(device),
-                     decoder_input_ids=dec, output_attentions=weights, output_hidden_states=hidden, use_cache=False,
+        return model(decoder_input_ids=dec, output_attentions=weights, output_hidden_states=hidden, use_cache=False,
                      **extra)
 
 
@@ -45,11 +56,13 @@ class Structure:
     switch_notes: dict[str, str]
 
 
-def probe_structure(model: Any, name: str, start_id: int, eos_id: int) -> Structure:
+def probe_structure(model: Any, name: str, start_id: int, eos_id: int, features: torch.Tensor | None = None
+                    ) -> Structure:
     """One tiny forward pass: read the layer and head counts from the attentions the model returns, and
-    check whether a custom 4-D decoder mask is honoured (the causal switch)."""
+    check whether a custom 4-D decoder mask is honoured (the causal switch). features: a speech model's input
+    features (1, n_mels, frames) to run on (its window of silence), instead of two token ids."""
     family = str(model.config.model_type)
-    src = torch.tensor([[eos_id, eos_id]])
+    src = torch.tensor([[eos_id, eos_id]]) if features is None else features
     dec = torch.tensor([[start_id, eos_id, eos_id, eos_id]])
     try:
         out = forward(model, src, dec, None)
@@ -60,7 +73,7 @@ def probe_structure(model: Any, name: str, start_id: int, eos_id: int) -> Struct
     if absent:
         raise CheckpointError(f"{name}: this {family} implementation returns no "
                               f"{' / '.join(absent)} attention weights, so there is nothing to trace")
-    n, m = src.shape[1], dec.shape[1]
+    n, m = src.shape[1] if features is None else out.encoder_last_hidden_state.shape[1], dec.shape[1]
     expected = {"encoder": (n, n), "decoder": (m, m), "cross": (m, n)}
     for kind, arrays in kinds.items():
         shapes = {tuple(a.shape[2:]) for a in arrays}
@@ -86,9 +99,11 @@ def check_causal_switch(model: Any, src: torch.Tensor, dec: torch.Tensor, defaul
     m = dec.shape[1]
     last_only = torch.zeros(1, 1, m, m, dtype=torch.bool)
     last_only[..., -1] = True
+    # A speech model's encoder reads a whole window: its output is run once and reused (the mask is the decoder's).
+    reuse = BaseModelOutput(last_hidden_state=default.encoder_last_hidden_state) if src.is_floating_point() else None
     try:
-        explicit = forward(model, src, dec, causal_mask(m))
-        future = forward(model, src, dec, last_only)
+        explicit = forward(model, src, dec, causal_mask(m), encoder_outputs=reuse)
+        future = forward(model, src, dec, last_only, encoder_outputs=reuse)
     except Exception as exc:  # the family rejects a 4-D decoder mask
         return False, (f"{family} does not accept a custom decoder self-attention mask "
                        f"({type(exc).__name__}: {exc}), so the causal mask cannot be switched off.")

@@ -1,7 +1,8 @@
 """A Hugging Face folder's weights checked against its config before the model is allocated: the model built
-on the meta device (`AutoModelForSeq2SeqLM.from_config` under `torch.device("meta")`: shapes, no storage), its
-size against the limit, and every safetensors header (one file or the shards of an index), its length bounded by
-the tensors the skeleton has (model.engine.safety.read_header), compared with it."""
+on the meta device (`AutoModelForSeq2SeqLM.from_config`, or a speech family's AutoModelForSpeechSeq2Seq, under
+`torch.device("meta")`: shapes, no storage), its size against the limit, and every safetensors header (one file or
+the shards of an index), its length bounded by the tensors the skeleton has (model.engine.safety.read_header),
+compared with it."""
 
 from __future__ import annotations
 
@@ -36,15 +37,24 @@ def _matches(name: str, patterns: Any) -> bool:
     return any(re.search(p, name) for p in patterns or ())
 
 
+SPEECH_FAMILIES = ("whisper",)  # speech-to-text encoder-decoders this adapter opens (model.hf.whisper)
+
+
+def auto_class(config: Any) -> Any:
+    """The transformers Auto class that builds the config's model: a speech family's (Whisper:
+    AutoModelForSpeechSeq2Seq) or a text encoder-decoder's (AutoModelForSeq2SeqLM)."""
+    from transformers import AutoModelForSeq2SeqLM, AutoModelForSpeechSeq2Seq
+
+    return AutoModelForSpeechSeq2Seq if config.model_type in SPEECH_FAMILIES else AutoModelForSeq2SeqLM
+
+
 def check_weights(config: Any, folder: Path, spec: str) -> None:
     """Raise CheckpointError, naming the disagreement or the limit, before any real allocation."""
-    from transformers import AutoModelForSeq2SeqLM
-
     check_layers(spec, **{k: v for k, v in config.to_dict().items() if "layers" in k and isinstance(v, int)})
     files = weight_files(folder)
     try:
         with torch.device("meta"):
-            skeleton = AutoModelForSeq2SeqLM.from_config(config, attn_implementation="eager")
+            skeleton = auto_class(config).from_config(config, attn_implementation="eager")
     except (ValueError, TypeError, RuntimeError, AttributeError) as exc:
         raise CheckpointError(f"{spec}: config.json does not describe a model that can be built ({exc})") from exc
     expected, tied, n_params = module_shapes(skeleton)
