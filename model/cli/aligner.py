@@ -9,11 +9,12 @@ import sys
 import time
 
 
-def _score(rows, links) -> dict | None:
-    """AER / precision / recall of the links against the file's gold column (summed counts), or None."""
-    from attention_lens.model.analysis.alignment import Counts, count, parse_pharaoh
+def _score(golds, links) -> dict | None:
+    """AER / precision / recall of the links against the file's gold links (None where a line has none; summed
+    counts), or None when no line has any."""
+    from attention_lens.model.analysis.alignment import Counts, count
 
-    scored = [(got, parse_pharaoh(r.gold)) for r, got in zip(rows, links) if r.gold.strip()]
+    scored = [(got, gold) for gold, got in zip(golds, links) if gold is not None]
     if not scored:
         return None
     total = sum((count(got, gold) for got, gold in scored), Counts())
@@ -23,9 +24,13 @@ def _score(rows, links) -> dict | None:
 def run_aligner(args: argparse.Namespace) -> int:
     from attention_lens.model.aligner import CHOICES, combine, default_backend, directions
     from attention_lens.model.analysis.alignment import format_pharaoh
+    from attention_lens.model.analysis.alignment.corpus_stream import gold_lines
     from attention_lens.model.cli.common import read_pairs
 
-    rows = read_pairs(args.data)
+    read = list(gold_lines(args.data))  # gold links checked against their sentence, as align checks them
+    if not read:
+        raise ValueError(f"{args.data}: no sentence pairs")
+    rows, golds = [line for line, _ in read], [gold for _, gold in read]
     chosen = list(range(len(rows)))
     if args.split:
         from attention_lens.model.corpora.grouped_split import split_by_sentence
@@ -42,16 +47,18 @@ def run_aligner(args: argparse.Namespace) -> int:
     links = [set() for _ in rows]
     for k, found in zip(chosen, got):
         links[k] = found
-    with open(args.out, "w", encoding="utf-8") as fh:
-        for found in links:
-            fh.write(format_pharaoh(found) + "\n")
+    with open(args.out, "w", encoding="utf-8") as fh:  # line n of the output is line n of --data
+        done = 0
+        for row, found in zip(rows, links):
+            fh.write("\n" * (row.number - done - 1) + format_pharaoh(found) + "\n")
+            done = row.number
     summary = {"out": args.out, "backend": backend, "symmetrise": args.symmetrise, "pairs": len(rows),
                "aligned": len(chosen), "extra_pairs": len(also), "seconds": round(seconds, 1)}
-    scores = _score([rows[k] for k in chosen], [links[k] for k in chosen])
+    scores = _score([golds[k] for k in chosen], [links[k] for k in chosen])
     if scores:
         summary["gold"] = scores
         summary["gold_every_symmetrisation"] = {
-            h: _score([rows[k] for k in chosen], combine(forward, reverse, h)) for h in CHOICES}
+            h: _score([golds[k] for k in chosen], combine(forward, reverse, h)) for h in CHOICES}
     print(f"wrote {args.out}: {backend} links ({args.symmetrise}) for {len(chosen)} of {len(rows)} pairs"
           + (f", trained with {len(also)} more" if also else "") + f" in {seconds:.1f} s", file=sys.stderr)
     print(json.dumps(summary) if args.json else
@@ -60,17 +67,10 @@ def run_aligner(args: argparse.Namespace) -> int:
     return 0
 
 
-def _read_links_file(path: str):
-    from attention_lens.model.analysis.alignment import parse_pharaoh
+def _read_links_file(path: str) -> list[set[tuple[int, int]]]:
+    from attention_lens.model.analysis.alignment.aligners import parse_links, read_links
 
-    with open(path, encoding="utf-8") as fh:
-        out = []
-        for number, line in enumerate(fh, start=1):
-            try:
-                out.append(parse_pharaoh(line).possible)
-            except ValueError as exc:
-                raise ValueError(f"{path}:{number}: {exc}") from None
-    return out
+    return [parse_links(text, f"{path}, line {number}") for number, text in read_links(path)]
 
 
 def run_symmetrise(args: argparse.Namespace) -> int:

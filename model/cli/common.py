@@ -5,7 +5,6 @@ when a command runs, so `--help` stays quick."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -69,11 +68,13 @@ def open_model(args: argparse.Namespace) -> Engine:
 
 
 def read_pairs(path: str, limit: int = 0) -> list[Example]:
-    """The sentence pairs of a TSV file (model.corpora.read_tsv), the first `limit` of them when limit > 0;
-    ValueError for a file without any."""
-    from attention_lens.model.corpora import read_tsv
+    """The sentence pairs of a TSV file with their gold links checked (model.analysis.alignment's gold_lines: a
+    bad line, or a link outside its sentence, is a ValueError naming the file and line), the first `limit` of
+    them when limit > 0; ValueError for a file without any."""
+    from attention_lens.model.analysis.alignment.corpus_stream import gold_lines
+    from attention_lens.model.corpora import Example
 
-    rows = read_tsv(Path(path))
+    rows = [Example(line.source, line.target, line.gold) for line, _ in gold_lines(path)]
     if not rows:
         raise ValueError(f"{path}: no sentence pairs")
     return rows[:limit] if limit else rows

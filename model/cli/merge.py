@@ -80,11 +80,12 @@ def merge(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     import sys
 
+    from attention_lens.model.corpora.example import read_text_lines
+
     results = []
     for path in args.files:
-        try:
-            with open(path, encoding="utf-8") as f:
-                results.append(json.load(f))
+        try:  # a line that is not UTF-8: ValueError naming the file and line, as every command's input
+            results.append(json.loads("\n".join(text for _, text in read_text_lines(path))))
         except (OSError, json.JSONDecodeError) as exc:
             raise ValueError(f"{path}: not a JSON output ({exc})") from None
     out = merge(results)

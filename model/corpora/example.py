@@ -42,21 +42,37 @@ def parse_line(line: str, need_target: bool = True) -> Example:
     return Example(cols[0], target if target.strip() else "", cols[2] if len(cols) == 3 else "")
 
 
+def decode_line(raw: bytes, name: str, number: int) -> str:
+    """One line of a text file as text (its line break kept). ValueError naming the file, the line and the byte
+    for bytes that are not UTF-8: every reader of the commands' input files decodes through here."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{name}, line {number}: not UTF-8 (byte 0x{exc.object[exc.start]:02x}, byte "
+                         f"{exc.start + 1} of the line: {exc.reason})") from None
+
+
+def read_text_lines(path: str | os.PathLike) -> Iterable[tuple[int, str]]:
+    """(1-based line number, text without its line break) of a UTF-8 file (`.gz` read through gzip), lazily;
+    decode_line's ValueError for a line that is not UTF-8."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rb") as f:
+        for number, raw in enumerate(f, start=1):
+            yield number, decode_line(raw, str(path), number).rstrip("\r\n")
+
+
 def read_tsv(path: str | os.PathLike) -> list[Example]:
     """Reads `source<TAB>target[<TAB>gold]` lines (parse_line; gold "" when absent); blank lines are skipped. A
     name ending in `.gz` is read through gzip (the shipped Tatoeba files are compressed).
 
-    Raises ValueError naming the file and line for the first line parse_line refuses.
+    Raises ValueError naming the file and line for the first line parse_line refuses or that is not UTF-8.
     """
     examples = []
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            line = line.rstrip("\r\n")
-            if not line.strip():
-                continue
-            try:
-                examples.append(parse_line(line))
-            except ValueError as exc:
-                raise ValueError(f"{path}:{number}: {exc}: {line[:80]!r}") from None
+    for number, line in read_text_lines(path):
+        if not line.strip():
+            continue
+        try:
+            examples.append(parse_line(line))
+        except ValueError as exc:
+            raise ValueError(f"{path}:{number}: {exc}: {line[:80]!r}") from None
     return examples

@@ -111,7 +111,7 @@ def read_lines(path: str | bytes, shard: Shard = Shard(), need_target: bool = Tr
     """The lines of `path` (a file name, `-`, or a file's bytes already in memory) that `shard` holds, lazily:
     blank lines skipped, each other line a Line or, when parse_line refuses it or it is not UTF-8, a BadLine with
     the reason (strict: ValueError naming the file and line instead, as model.corpora.read_tsv does)."""
-    from attention_lens.model.corpora.example import parse_line
+    from attention_lens.model.corpora.example import decode_line, parse_line
 
     name = "the upload" if isinstance(path, bytes) else "standard input" if path == "-" else path
     f = _open_bytes(path)
@@ -120,13 +120,11 @@ def read_lines(path: str | bytes, shard: Shard = Shard(), need_target: bool = Tr
             if not shard.holds(number):
                 continue
             try:
-                text = raw.decode("utf-8").rstrip("\r\n")
-            except UnicodeDecodeError as exc:
-                reason = (f"{name}, line {number}: not UTF-8 (byte 0x{exc.object[exc.start]:02x}, byte "
-                          f"{exc.start + 1} of the line: {exc.reason})")
+                text = decode_line(raw, name, number).rstrip("\r\n")
+            except ValueError as exc:
                 if strict:
-                    raise ValueError(reason) from None
-                yield BadLine(number, reason)
+                    raise
+                yield BadLine(number, str(exc))
                 continue
             if not text.strip():
                 continue

@@ -5,22 +5,25 @@ sentences with where the two disagree."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 from attention_lens.model.analysis.alignment.breakdown import Breakdown, WordStats
-from attention_lens.model.analysis.alignment.corpus_stream import check_gold
 from attention_lens.model.analysis.alignment.links import Link, count, parse_pharaoh
 from attention_lens.model.analysis.alignment.report import SentenceScore, summed
 from attention_lens.model.analysis.alignment.scoring import gold_matrices
 
 
 def read_links(path: str) -> Iterator[tuple[int, str]]:
-    """(1-based line number, text) of a links file, lazily."""
-    with open(path, encoding="utf-8") as f:
-        for number, line in enumerate(f, start=1):
-            yield number, line.rstrip("\r\n")
+    """(1-based line number, text) of a links file, lazily; a line that is not UTF-8 is a ValueError naming the
+    file and line (model.corpora.example.decode_line)."""
+    from attention_lens.model.corpora.example import read_text_lines
+
+    if not os.path.isfile(path):
+        raise ValueError(f"{path}: no such file")
+    yield from read_text_lines(path)
 
 
 def parse_links(text: str, where: str) -> set[Link]:
@@ -47,6 +50,7 @@ def score_links(data: str, links_path: str, engine: Any = None, method: str = "b
     `breakdown`; with an engine, `model` (its method's figures on the same sentences) and `versus` (links in
     both, only in the file, only from the model, and how many of those are right, i.e. possible gold), also per
     sentence."""
+    from attention_lens.model.analysis.alignment.corpus_stream import gold_lines
     from attention_lens.model.engine.stream import read_lines
 
     model_links: dict[int, list[Link]] = {}
@@ -69,7 +73,7 @@ def score_links(data: str, links_path: str, engine: Any = None, method: str = "b
     per_versus: dict[int, dict[str, int]] = {}
     links_lines = read_links(links_path)
     at, text, n = 0, "", 0
-    for line in read_lines(data, strict=True):
+    for line, gold in gold_lines(data):
         n += 1
         while at < line.number:
             try:
@@ -77,10 +81,9 @@ def score_links(data: str, links_path: str, engine: Any = None, method: str = "b
             except StopIteration:
                 raise ValueError(f"{links_path} has {at} lines but {data} has a sentence on line {line.number}: a "
                                  f"links file has one line per line of the data file") from None
-        if not line.gold.strip():
+        if gold is None:
             continue
         where = f"{links_path}, line {line.number}"
-        gold = check_gold(line.gold, line.source, line.target, f"{data}, line {line.number}")
         found = parse_links(text, where)
         src, tgt = line.source.split(), line.target.split()
         mask = _matrix(found, len(tgt), len(src), where)

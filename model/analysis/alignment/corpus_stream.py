@@ -1,6 +1,7 @@
 """The sentences `align` reads, in batches of (index, example): a list in memory (`MemoryCorpus`) or a TSV
-file, or one shard of it, streamed lazily (`FileCorpus`); their gold links parsed and checked, and the check
-that the engine's words are the file's (`fits`, `MISFIT`)."""
+file, or one shard of it, streamed lazily (`FileCorpus`); their gold links parsed and checked (`check_gold`; a
+file's pairs with their gold: `gold_lines`, what every command reads a gold file with), and the check that the
+engine's words are the file's (`fits`, `MISFIT`)."""
 
 from __future__ import annotations
 
@@ -26,12 +27,24 @@ class Corpus(Protocol):
 
 
 def check_gold(text: str, source: str, target: str, what: str) -> Gold:
+    """Gold links parsed and checked against the whitespace words of the pair (every link inside the sentence);
+    ValueError starting with `what` (where the links were read) otherwise."""
     try:
         gold = parse_pharaoh(text)
         gold.check(len(source.split()), len(target.split()))
     except ValueError as exc:
         raise ValueError(f"{what}: {exc}") from None
     return gold
+
+
+def gold_lines(path: str, shard: Shard = Shard()) -> Iterator[tuple[Line, Gold | None]]:
+    """Every sentence pair of a file (`shard`'s lines) with its gold links checked (None where it has none),
+    lazily: the reader of gold files of every command (align, score-links, aligner, --select-on). ValueError
+    naming the file and line for a line that is not UTF-8, a bad column count, or a bad or out-of-sentence link."""
+    for line in read_lines(path, shard, strict=True):
+        gold = check_gold(line.gold, line.source, line.target, f"{path}, line {line.number}") \
+            if line.gold.strip() else None
+        yield line, gold
 
 
 class MemoryCorpus:
@@ -111,7 +124,7 @@ class FileCorpus:
         for line in self._lines():
             lines += 1
             if line.gold.strip():
-                check_gold(line.gold, line.source, line.target, f"line {line.number}")
+                check_gold(line.gold, line.source, line.target, f"{self.path}, line {line.number}")
                 out.append(line.number - 1)
         if not lines:
             raise ValueError(f"{self.path}: no sentence pairs" + (f" in shard {self.shard}" if self.shard.count > 1
