@@ -1,6 +1,7 @@
 """The commands' input files read by one rule: a gold link outside its sentence is refused by every command that
 reads gold (align, score-links, aligner, --select-on), naming the file and line; bytes that are not UTF-8 are
-named by file and line in every input (pairs, links, merged JSON); aligner writes line n for line n."""
+named by file and line in every input (pairs, links, merged JSON); a links file must match its data file line
+for line; score-links beside a model breaks errors down by the model's own pieces per word."""
 
 from __future__ import annotations
 
@@ -68,6 +69,17 @@ def test_bytes_that_are_not_utf8_are_named_by_file_and_line_in_every_input(tiny_
         assert f"{named}, line {line}: not UTF-8 (byte 0xe9" in err, (argv, err)
 
 
+def test_a_links_file_with_links_past_the_data_is_refused(files, capsys):
+    longer = files["dir"] / "longer.txt"
+    longer.write_text(files["links"].read_text() + "\n0-0 1-1\n", encoding="utf-8")
+    err = _error(capsys, "score-links", "--data", str(files["pairs"]), "--links", str(longer), "--quiet")
+    assert f"{longer}, line 8 holds links but" in err and "last is on line 6" in err
+    trailing = files["dir"] / "trailing.txt"  # empty lines after the last are no links
+    trailing.write_text(files["links"].read_text() + "\n\n", encoding="utf-8")
+    assert main(["score-links", "--data", str(files["pairs"]), "--links", str(trailing), "--json", "--quiet"]) == 0
+    assert json.loads(capsys.readouterr().out)["aer"] == 0
+
+
 def test_aligner_writes_line_n_for_line_n_of_data_across_blank_lines(files, capsys):
     spaced = files["dir"] / "spaced.tsv"
     lines = PAIRS.splitlines(True)
@@ -79,3 +91,13 @@ def test_aligner_writes_line_n_for_line_n_of_data_across_blank_lines(files, caps
     assert len(written) == 8 and written[2] == written[3] == "" and written[4]  # the blank lines stay blank
     assert main(["score-links", "--data", str(spaced), "--links", str(out), "--json", "--quiet"]) == 0
     assert json.loads(capsys.readouterr().out)["n_scored"] == 5
+
+
+def test_score_links_beside_a_model_counts_the_models_pieces_per_word(tiny_ckpt, files, capsys):
+    argv = ["score-links", "--data", str(files["pairs"]), "--links", str(files["links"]), "--json", "--quiet"]
+    assert main(argv) == 0
+    alone = {r["band"]: r["sure"] for r in json.loads(capsys.readouterr().out)["breakdown"]["token_class"]}
+    assert main([*argv, "--model", str(tiny_ckpt), "--method", "argmax-plain-mean"]) == 0
+    beside = {r["band"]: r["sure"] for r in json.loads(capsys.readouterr().out)["breakdown"]["token_class"]}
+    assert alone.get("split", 0) == 0  # no model: nothing says a word is split
+    assert beside["split"] > 0  # the tiny model's 60-piece vocabulary splits "chased", "barked"…

@@ -49,11 +49,14 @@ def score_links(data: str, links_path: str, engine: Any = None, method: str = "b
     """AER, precision and recall of the links file against the gold of `data` (summed counts), `sentences`,
     `breakdown`; with an engine, `model` (its method's figures on the same sentences) and `versus` (links in
     both, only in the file, only from the model, and how many of those are right, i.e. possible gold), also per
-    sentence."""
+    sentence. The breakdown's subword class counts each source word's pieces in the model's tokenizer (without a
+    model, one piece a word). ValueError, naming the file and line, for a links file whose lines do not match
+    the data file's (fewer lines, or links on a line where the data has no sentence)."""
     from attention_lens.model.analysis.alignment.corpus_stream import gold_lines
     from attention_lens.model.engine.stream import read_lines
 
     model_links: dict[int, list[Link]] = {}
+    model_pieces: dict[int, tuple[int, ...]] = {}  # each source word's pieces in the model's tokenizer
     model_method = None
     if engine is not None:
         from attention_lens.model.analysis.alignment.corpus import run_alignment
@@ -62,7 +65,7 @@ def score_links(data: str, links_path: str, engine: Any = None, method: str = "b
 
         report = run_alignment(engine, method=method, select_on=select_on, progress=progress,
                                corpus=FileCorpus(data, Shard(), 32, 2048, progress))
-        model_links, model_method = report.links, report.method.name
+        model_links, model_pieces, model_method = report.links, report.pieces, report.method.name
     counts = engine.source_word_counts() if engine is not None else None
     stats = WordStats.of(counts, "training") if counts else WordStats.from_sources(
         line.source for line in read_lines(data, strict=True))
@@ -72,9 +75,9 @@ def score_links(data: str, links_path: str, engine: Any = None, method: str = "b
     versus_total = dict.fromkeys(("agree", "links_only", "model_only", "links_only_right", "model_only_right"), 0)
     per_versus: dict[int, dict[str, int]] = {}
     links_lines = read_links(links_path)
-    at, text, n = 0, "", 0
+    at, text, n, last = 0, "", 0, 0
     for line, gold in gold_lines(data):
-        n += 1
+        n, last = n + 1, line.number
         while at < line.number:
             try:
                 at, text = next(links_lines)
@@ -88,9 +91,9 @@ def score_links(data: str, links_path: str, engine: Any = None, method: str = "b
         src, tgt = line.source.split(), line.target.split()
         mask = _matrix(found, len(tgt), len(src), where)
         sure, possible = gold_matrices(gold, len(tgt), len(src))
-        analysis.add_links(src, [1] * len(src), mask, sure, possible)
-        c = count(found, gold)
         index = line.number - 1
+        analysis.add_links(src, model_pieces.get(index) or [1] * len(src), mask, sure, possible)
+        c = count(found, gold)
         rows.append(SentenceScore(index, c.s, len(gold.possible), c.a, c.a_s, c.a_p))
         if index in model_links:
             theirs = set(model_links[index])
@@ -102,6 +105,10 @@ def score_links(data: str, links_path: str, engine: Any = None, method: str = "b
             per_versus[index] = v
             for k, x in v.items():
                 versus_total[k] += x
+    for number, extra in links_lines:
+        if extra.strip():
+            raise ValueError(f"{links_path}, line {number} holds links but {data} has no sentence there (its last is "
+                             f"on line {last}): a links file has one line per line of the data file")
     total = summed(rows)
     out: dict[str, Any] = {"n": n, "n_scored": len(rows), "links": links_path}
     if rows:

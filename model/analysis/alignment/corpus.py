@@ -45,7 +45,8 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
     """Align every sentence and count every candidate method against its gold links (when it has any), with
     per-sentence counts, the breakdown, omissions and sinks of the chosen method. Memory does not grow with the
     number of sentences (the corpus is read in batches; per-sentence results are a few integers), except the
-    links when `keep_links` (`on_links` receives each sentence's links instead, in no particular order).
+    links when `keep_links` (with each sentence's pieces per source word; `on_links` receives each sentence's
+    links instead, in no particular order).
 
     `best` picks the lowest-AER method among every method on every weights it searches (`best`: raw,
     norm-weighted, rollout and the gradient reading; `selection.candidates` lists each weights' best): on
@@ -80,6 +81,7 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
     stats = word_stats(engine, corpus)
     analysis = Breakdown(stats, omission_mass)
     links: dict[int, list[Link]] = {}
+    pieces: dict[int, tuple[int, ...]] = {}  # with the links: each source word's subword pieces
     skipped: list[tuple[int, str]] = []
     rows = SentenceRows()  # a few integers per sentence
     n_read = 0
@@ -120,6 +122,7 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
         found = links_of(mask)
         if keep_links:
             links[item.index] = found
+            pieces[item.index] = item.pieces
         if on_links is not None:
             on_links(item.index, found)
         mass = wa.matrix(chosen.reading, None, None).sum(axis=0)
@@ -166,6 +169,7 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
                                chosen.threshold)
                 if keep_links:
                     links[item.index] = links_of(mask)
+                    pieces[item.index] = item.pieces
                 if on_links is not None:
                     on_links(item.index, links_of(mask))
     for index, c, possible in spill.rows(spilled_column):
@@ -187,7 +191,7 @@ def run_alignment(engine: Engine, examples: Sequence[Example] | None = None, met
                 selection["in_sample_aer"] = rest[chosen].aer
     n_total = n_read if not isinstance(corpus, MemoryCorpus) else len(corpus.examples)
     return Report(tally if tally.n else None, links, chosen, skipped, n_total, tally.n, selection, held, rows,
-                  analysis.summary(), len(gold_ids))
+                  analysis.summary(), len(gold_ids), pieces)
 
 
 

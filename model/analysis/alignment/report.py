@@ -71,6 +71,7 @@ class Report:
     sentences: Iterable[SentenceScore] = field(default_factory=list)  # any order (a corpus: SentenceRows)
     analysis: dict[str, Any] = field(default_factory=dict)  # breakdown, omissions, sinks (Breakdown.summary)
     with_gold: int | None = None  # sentences of the file with gold links, scored or not (None: not known)
+    pieces: dict[int, tuple[int, ...]] = field(default_factory=dict)  # with `links`: pieces per source word
 
     @property
     def no_metrics_note(self) -> str:
