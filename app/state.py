@@ -199,7 +199,30 @@ def _apply_preset() -> None:
         st.session_state[K_TARGET] = p.get("target", "")
 
 
+TEXT_MAX = 2000  # characters of a sentence or a reference the page runs
+K_CUT = "text_cut"  # {box's key: the length of the text pasted} when a text was cut to TEXT_MAX
+
+
+def _cap(key: str) -> None:
+    """A text longer than TEXT_MAX keeps its first TEXT_MAX characters, and the page says so (the box has no
+    maxlength: a browser ignores a whole paste that would pass one, and the box kept the old sentence)."""
+    text = str(st.session_state.get(key) or "")
+    if len(text) > TEXT_MAX:
+        st.session_state[key] = text[:TEXT_MAX]
+        st.session_state.setdefault(K_CUT, {})[key] = len(text)
+
+
+def show_cut(key: str, what: str, box=None) -> None:
+    """The notice of a text just cut to TEXT_MAX characters (once, under its box)."""
+    length = st.session_state.get(K_CUT, {}).pop(key, None)
+    if length is not None:
+        (box or st).warning(f"{what} had {length:,} characters; the first {TEXT_MAX:,} are used. For a longer text, "
+                            "split it into sentences (the command line's `trace --data` runs a file of them).",
+                            icon=":material/content_cut:")
+
+
 def _mark_custom() -> None:
+    _cap(K_TARGET)
     st.session_state[K_PRESET] = CUSTOM
 
 
@@ -209,6 +232,7 @@ def _source_edited(options: list[dict[str, Any]] = ()) -> None:
     example, as a link with its sentence opens it: named in the picker, its reference taken where none is typed,
     the view left as it is (its view hint is for choosing it in the picker)."""
     ss = st.session_state
+    _cap(K_SOURCE)
     p = preset(ss.get(K_PRESET, CUSTOM))
     if p is not None and ss.get(K_TARGET) == p.get("target", ""):
         ss[K_TARGET] = ""
@@ -248,7 +272,8 @@ def text_inputs(engine: Engine, container=None, cols=None) -> tuple[str, str, di
     long = len(st.session_state[K_SOURCE]) > LONG_SOURCE
     field = cols[1].text_area if long else cols[1].text_input
     source = field("Source sentence", key=K_SOURCE, on_change=_source_edited, args=(options,),
-                   persist_state="session", max_chars=2000, **({"height": 90} if long else {}))
+                   persist_state="session", **({"height": 90} if long else {}))
+    show_cut(K_SOURCE, "The sentence pasted", cols[1])
     target = st.session_state.get(K_TARGET, "")
     return source, target, preset(chosen)
 
@@ -256,9 +281,11 @@ def text_inputs(engine: Engine, container=None, cols=None) -> tuple[str, str, di
 def target_input(container=None) -> str:
     box = container or st
     keep(K_TARGET)
-    return box.text_input("Reference target (teacher forcing)", key=K_TARGET, on_change=_mark_custom,
-                          persist_state="session", max_chars=2000,
-                          help="The translation the decoder is fed, one token per row, as in training.")
+    target = box.text_input("Reference target (teacher forcing)", key=K_TARGET, on_change=_mark_custom,
+                            persist_state="session",
+                            help="The translation the decoder is fed, one token per row, as in training.")
+    show_cut(K_TARGET, "The reference pasted", box)
+    return target
 
 
 def shown_trace(model_key: str, source: str, target: str | None, options: DecodeOptions,

@@ -24,6 +24,7 @@ from attention_lens.app.state import (
     K_PRESET_SEEN,
     K_SOURCE,
     K_TARGET,
+    TEXT_MAX,
     presets,
 )
 
@@ -53,7 +54,6 @@ def _one_of(raw: str, allowed) -> str:
     return raw
 
 
-TEXT_MAX = 2000  # characters of a text in a link: as many as the page's text boxes take (app/state.py, max_chars)
 WHAT = {"text": ("text", "sentence"), "target": ("reference target", "target")}
 
 

@@ -103,3 +103,15 @@ def test_the_decoding_mode_and_its_settings_survive_another_page(app):
     assert not at.exception
     assert at.session_state["mode"] == "beam" and at.session_state["beam_size"] == 3
     assert at.radio(key="mode").value == "beam"
+
+
+def test_a_pasted_text_over_the_limit_keeps_its_first_2000_characters_and_says_so(app):
+    at = app.run()
+    long = ("the cat sat on the mat . " * 200)[:5000]
+    at.text_input(key="source").set_value(long).run()
+    assert not at.exception
+    assert at.session_state["source"] == long[:2000]
+    notes = [w.value for w in at.warning]
+    assert any("5,000 characters; the first 2,000 are used" in n for n in notes), notes
+    at.run()
+    assert not any("5,000 characters" in w.value for w in at.warning)  # said once

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import CHROMIUM, browser_page
+from tests.support.browser import CHROMIUM, IDLE, browser_page
 from tests.support.server import app_env
 
 pytestmark = [
@@ -45,3 +45,20 @@ def test_typed_markup_is_shown_as_text(server):
         box.fill("   ")
         box.press("Enter")
         expect(page.get_by_text("The source text is empty: type a sentence.")).to_be_visible(timeout=30_000)
+
+
+def test_a_paste_over_the_limit_is_cut_to_its_first_2000_characters_with_a_notice(server):
+    """5,000 characters into the sentence box (the browser's own box used to drop the whole paste, and Enter then
+    ran the old sentence or said it was empty): the first 2,000 are run, and the page says so."""
+    from playwright.sync_api import expect
+
+    with browser_page(server, 1366, 768) as page:
+        box = page.locator(".st-key-source input")
+        box.wait_for(timeout=60_000)
+        box.fill(("the cat sat . " * 400)[:5000])
+        box.press("Enter")
+        expect(page.get_by_text("had 5,000 characters; the first 2,000 are used", exact=False)).to_be_visible(
+            timeout=60_000)
+        page.locator(IDLE).wait_for(timeout=60_000)
+        kept = page.locator(".st-key-source textarea, .st-key-source input").first
+        assert len(kept.input_value()) == 2000
