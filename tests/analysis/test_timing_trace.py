@@ -1,0 +1,89 @@
+"""Word timings read off an engine's Trace of a tiny Whisper folder equal transformers' own
+`generate(..., return_token_timestamps=True)` for the same clip, tokens and alignment_heads (within one 20 ms
+frame), and the generation config the tool writes loads in transformers and drives those timestamps."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import soundfile
+import torch
+from attention_lens.model.analysis.timing.config import write_generation_config
+from attention_lens.model.analysis.timing.trace_times import trace_token_times, word_timings
+from attention_lens.model.engine.loader import load_engine
+from attention_lens.model.engine.options import DecodeOptions
+
+from tests.fixtures.shaped_whisper import chirp, shaped_whisper_folder
+
+HEADS = [(1, 0), (1, 2), (0, 3)]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    return shaped_whisper_folder(tmp_path_factory.mktemp("shaped") / "whisper", alignment_heads=HEADS)
+
+
+def generate(folder, samples, heads=None, generation_config=None):
+    """transformers alone: (sequence ids, token_timestamps) of a greedy run that repeats no token (so its rows
+    differ), the special tokens but the end suppressed."""
+    from transformers import GenerationConfig, WhisperForConditionalGeneration, WhisperProcessor
+
+    model = WhisperForConditionalGeneration.from_pretrained(str(folder), attn_implementation="eager").eval()
+    processor = WhisperProcessor.from_pretrained(str(folder))
+    gen = generation_config or GenerationConfig.from_pretrained(str(folder))
+    if heads is not None:
+        gen.alignment_heads = [list(h) for h in heads]
+    tok = processor.tokenizer
+    gen.suppress_tokens = [i for i in range(len(tok)) if tok.convert_ids_to_tokens(i).startswith("<|")
+                           and i != gen.eos_token_id]
+    f = processor(samples, sampling_rate=16_000, return_tensors="pt", return_attention_mask=True)
+    with torch.no_grad():
+        out = model.generate(f["input_features"], attention_mask=f["attention_mask"], generation_config=gen,
+                             return_token_timestamps=True, return_dict_in_generate=True, max_new_tokens=12,
+                             no_repeat_ngram_size=1, language="en", task="transcribe")
+    return out["sequences"][0].tolist(), out["token_timestamps"][0].numpy()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seconds,seed", [(2.5, 1), (4.0, 3)])
+def test_trace_token_times_equal_transformers(folder, tmp_path, seconds, seed):
+    samples = chirp(seconds, seed)
+    path = tmp_path / "clip.wav"
+    soundfile.write(path, samples, 16_000)
+    ids, theirs = generate(folder, samples)
+    prompt = 4  # <|startoftranscript|> <|en|> <|transcribe|> <|notimestamps|>
+    assert np.isfinite(theirs).all() and len(set(np.round(theirs[prompt:], 2))) > 3  # defined and spread
+    engine = load_engine(str(folder))
+    # the engine's own incremental run, every token forced to generate's: the rows read the same tokens
+    trace = engine.trace(audio=str(path), options=DecodeOptions(forced=tuple(ids[1:]), max_len=len(ids) - 1))
+    assert [engine.piece_to_id(t) for t in trace.target_tokens] == ids[1:]
+    tokens, ours = trace_token_times(trace, HEADS)
+    assert len(tokens) == len(ids) - prompt
+    assert np.abs(ours - theirs[prompt:]).max() <= 0.02 + 1e-6
+    words = word_timings(trace, HEADS)
+    assert words and all(w.start <= w.end for w in words)
+    assert [w.start for w in words] == sorted(w.start for w in words)
+
+
+@pytest.mark.slow
+def test_generation_config_written_by_the_tool_drives_transformers_timestamps(folder, tmp_path):
+    from transformers import GenerationConfig
+
+    heads = [(0, 1), (1, 3)]
+    out = tmp_path / "generation_config.json"
+    written = write_generation_config(str(folder), heads, str(out))
+    assert written["alignment_heads"] == [[0, 1], [1, 3]]
+    loaded = GenerationConfig.from_pretrained(str(tmp_path))
+    assert loaded.alignment_heads == [[0, 1], [1, 3]]
+    original = json.loads((folder / "generation_config.json").read_text())
+    assert {k: v for k, v in written.items() if k != "alignment_heads"} == \
+        {k: v for k, v in original.items() if k != "alignment_heads"}
+    samples = chirp(4.0, 3)
+    ids_new, with_new = generate(folder, samples, generation_config=loaded)
+    ids_old, with_old = generate(folder, samples, heads=HEADS)
+    ids_same, with_same = generate(folder, samples, heads=heads)
+    assert ids_new == ids_old == ids_same
+    np.testing.assert_array_equal(with_new, with_same)  # generate used the written heads ...
+    assert not np.array_equal(with_new, with_old)  # ... not the folder's own
