@@ -1,7 +1,7 @@
 """Attention Lens: watch an encoder-decoder Transformer translate, every attention weight at every step.
 
     import attention_lens
-    model = attention_lens.load("checkpoints/everyday-en-fr")      # or a Hugging Face folder
+    model = attention_lens.load("everyday-en-fr")                  # a shipped name, a folder, a Hugging Face folder
     trace = model.trace("Where is the train station?")             # the Trace of one run
     attention_lens.show(trace, kind="cross", layer=3, head=2)      # the interactive picture, offline
 

@@ -19,8 +19,9 @@ CLI_NAMES = {"beam": "beam_size", "no_scaling": "unscaled"}
 
 
 def load(path: str | Path, device: str = "auto", dtype: str | None = None, allow_hub: bool = False) -> Model:
-    """Open a model: a checkpoint folder of this project (`checkpoints/everyday-en-fr`) or a Hugging Face
-    encoder-decoder folder written by `save_pretrained` (Marian, T5/mT5, BART/mBART, Pegasus, M2M-100, NLLB…).
+    """Open a model: a shipped model's name ("everyday-en-fr", from any folder: model.engine.loader.find_named), a
+    checkpoint folder of this project (`checkpoints/everyday-en-fr`) or a Hugging Face encoder-decoder folder
+    written by `save_pretrained` (Marian, T5/mT5, BART/mBART, Pegasus, M2M-100, NLLB…).
 
     device: "auto" (a GPU when there is one, else the CPU), "cpu", "cuda", "cuda:1" or "mps".
     dtype: the weights' float type, "float32" (None: float32), "float16" or "bfloat16".
@@ -28,7 +29,7 @@ def load(path: str | Path, device: str = "auto", dtype: str | None = None, allow
 
     A folder that cannot be opened raises `CheckpointError` with a one-line reason.
 
-    >>> model = load("checkpoints/everyday-en-fr")
+    >>> model = load("everyday-en-fr")
     >>> model.trace("I love you.").target_tokens
     """
     from attention_lens.model.engine.loader import load_engine

@@ -6,12 +6,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from importlib.util import find_spec
 from pathlib import Path
 
 PROG = "attention-lens"
 ROOT = Path(__file__).resolve().parent.parent
-APP_SCRIPT = ROOT / "app" / "streamlit_app.py"
-SERVE_SCRIPT = ROOT / "deploy" / "serve.py"
+# The app's entry script inside the package attention_lens.app: the repository's app/ in a checkout, an
+# installed wheel's attention_lens/app/ otherwise.
+APP_SCRIPT = Path(find_spec("attention_lens.app").origin).parent / "streamlit_app.py"
+SERVE_SCRIPT = ROOT / "deploy" / "serve.py"  # a checkout's (nginx's configuration is not in the wheel)
 HELP = ("-h", "--help")
 
 

@@ -3,10 +3,14 @@ environment it is installed into gains no top-level `model` or `app` that would 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
+
+import pytest
+from attention_lens.model.engine import CheckpointError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -18,9 +22,21 @@ def test_the_package_list_names_every_package_folder():
         for top in ("app", "model")
         for p in (ROOT / top).rglob("__init__.py")
     } | {"attention_lens"}
-    assert set(config["packages"]) == folders
+    data = {"attention_lens.assets", "attention_lens.checkpoints"}  # the wheel's data: favicon, presets, a model
+    assert set(config["packages"]) == folders | data
     assert config["package-dir"] == {"attention_lens": "attention_lens", "attention_lens.app": "app",
-                                     "attention_lens.model": "model"}
+                                     "attention_lens.model": "model", "attention_lens.assets": "assets",
+                                     "attention_lens.checkpoints": "checkpoints"}
+    assert config["package-data"]["attention_lens.checkpoints"] == ["everyday-en-fr/*"]  # the default model only
+
+
+def test_the_package_declares_what_requirements_txt_pins():
+    """requirements.txt is the set CI installs; the package's own dependencies are the same names and bounds."""
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    lines = [line.split("#")[0].strip() for line in (ROOT / "requirements.txt").read_text().splitlines()]
+    pinned = [line for line in lines if line and not line.startswith("-")]
+    assert sorted(declared) == sorted(pinned)
+    assert "torch==2.13.0" in declared
 
 
 def test_outside_the_repository_only_attention_lens_imports(tmp_path):
@@ -28,3 +44,26 @@ def test_outside_the_repository_only_attention_lens_imports(tmp_path):
             "print(u.find_spec('model'), u.find_spec('app'))")
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["None", "None"]
+
+
+def test_a_shipped_model_opens_by_name_from_any_folder(tmp_path):
+    code = ("import attention_lens; m = attention_lens.load('en-fr', device='cpu'); "
+            "print(m.trace('the cat sat .').target_tokens[0])")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip()
+
+
+def test_a_name_is_looked_up_in_lens_checkpoints_first_then_the_shipped_folder(tmp_path, monkeypatch):
+    from attention_lens.model.engine import loader
+
+    mine = tmp_path / "mine"
+    (mine / "en-fr").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    assert loader.find_named("en-fr", {}) == loader.PACKAGED / "en-fr"
+    assert loader.find_named("en-fr", {loader.ENV_CHECKPOINTS: str(mine)}) == mine / "en-fr"
+    assert loader.find_named("no-such-model", {}) is None
+    assert loader.find_named("../en-fr", {}) is None and loader.find_named("/etc", {}) is None
+    with pytest.raises(CheckpointError, match=r"no-such-model: no such model folder, nor a model of that name"):
+        loader.load_engine("no-such-model")
