@@ -14,7 +14,7 @@ from attention_lens.model.analysis.alignment.corpus_stream import FileCorpus
 from attention_lens.model.analysis.alignment.sentences import LinkSpill, write_summary
 from attention_lens.model.cli.common import add_model, open_model, read_pairs
 from attention_lens.model.engine.device import cpu_threads, resolve_device, torch_threads
-from attention_lens.model.engine.stream import Shard, add_stream_options
+from attention_lens.model.engine.stream import Shard, add_stream_options, count_lines
 
 if TYPE_CHECKING:
     from attention_lens.model.corpora import Example
@@ -127,15 +127,16 @@ def _align(args: argparse.Namespace, shard: Shard, corpus: FileCorpus, select_on
         summary["shard"] = str(shard)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
-            if shard.count > 1:  # the shard's lines only, in file order
-                f.writelines(text + "\n" for _, text in lines.in_order())
-            else:  # line n of the output is line n of --data (empty where blank or skipped)
-                last = max([lines.last, *(i for i, _ in report.skipped)], default=-1)
-                done = -1
-                for k, text in lines.in_order():
-                    f.write("\n" * (k - done - 1) + text + "\n")
-                    done = k
-                f.write("\n" * (last - done))
+            # line n of the output is line n of --data (empty where blank, skipped or, with --shard, another
+            # shard's: a shard's file runs to the data's last line, so `merge --links` lays the shards together)
+            last = max([lines.last, *(i for i, _ in report.skipped)], default=-1)
+            if shard.count > 1:
+                last = max(last, (count_lines(args.data) or 0) - 1)
+            done = -1
+            for k, text in lines.in_order():
+                f.write("\n" * (k - done - 1) + text + "\n")
+                done = k
+            f.write("\n" * (last - done))
             lines.close()
         print(f"wrote {args.out}: {len(lines)} sentences of {report.method.name} links"
               + (f" ({len(report.skipped)} skipped sentences left as empty lines)" if report.skipped else ""),
@@ -211,7 +212,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout (with `sentences`, "
                                                        "`breakdown`, `omissions`, `sinks` and the `merge` counts)")
     p.add_argument("--out", help="write the chosen method's links, Pharaoh format: line n for line n of --data "
-                                 "(with --shard: the shard's lines, in order)")
+                                 "(with --shard: the other shards' lines empty; `merge --links` joins the shards' "
+                                 "files into one run's)")
     p.add_argument("--limit", type=int, default=0, help="only the first N sentences")
     p.add_argument("--omission-mass", type=float, default=OMISSION_MASS,
                    help="a source word with no link is an omission when all target words together give it less "

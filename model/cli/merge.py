@@ -80,6 +80,8 @@ def merge(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     import sys
 
+    if args.links:
+        return _run_links(args)
     from attention_lens.model.corpora.example import read_text_lines
 
     results = []
@@ -101,14 +103,36 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_links(args: argparse.Namespace) -> int:
+    """`merge --links`: the shards' `align --out` links files as one run's (line n for line n of the data)."""
+    import sys
+
+    from attention_lens.model.analysis.alignment.merge import merge_links
+
+    lines = list(merge_links(args.files))  # every file read and checked before anything is written
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.writelines(line + "\n" for line in lines)
+    else:
+        sys.stdout.writelines(line + "\n" for line in lines)
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("merge", help="add up the --json outputs of the shards of one file (--shard K/N)",
                        description="Add up the --json outputs of eval, heads or align run on the shards of one "
                                    "file (--shard K/N): counts are summed and every figure recomputed from the sums, "
-                                   "so the result equals one run over the whole file.",
+                                   "so the result equals one run over the whole file. With --links, the links files "
+                                   "of align --shard K/N --out are merged line by line into one run's.",
                        epilog="""example:
   for k in 1 2 3 4; do python -m model eval --model M --data test.tsv --shard $k/4 --json > eval.$k.json; done
-  python -m model merge eval.*.json""")
-    p.add_argument("files", nargs="+", metavar="FILE.json", help="the shards' --json outputs")
+  python -m model merge eval.*.json
+  python -m model merge --links links.*.txt --out links.txt   # align --shard K/N --out links.K.txt""")
+    p.add_argument("files", nargs="+", metavar="FILE.json", help="the shards' --json outputs (with --links: their "
+                                                                 "align --out links files)")
+    p.add_argument("--links", action="store_true",
+                   help="the files are the links files of `align --shard K/N --out` (each has a line for every "
+                        "line of the data, links on its shard's lines): write one run's links file, line n for "
+                        "line n of the data")
     p.add_argument("--out", help="write the merged JSON here (default: standard output)")
     p.set_defaults(func=run)

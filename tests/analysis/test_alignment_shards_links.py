@@ -1,4 +1,4 @@
-"""align read as a stream: four shards merged equal one run; a Pharaoh file written by align and read back by
+"""align read as a stream: four shards merged equal one run, their links files too; a Pharaoh file written by align and read back by
 score-links scores identically; score-links compares a links file with the model."""
 
 from __future__ import annotations
@@ -46,6 +46,27 @@ def test_four_shards_merged_equal_one_run(tiny_ckpt, gold_file, capsys):
     assert merged["omissions"]["omitted"] == whole["omissions"]["omitted"]
     for a, b in zip(merged["sinks"]["heads"], whole["sinks"]["heads"]):
         assert a["special"] == pytest.approx(b["special"]) and a["punctuation"] == pytest.approx(b["punctuation"])
+
+
+def test_four_shards_links_files_merged_equal_one_runs_file(tiny_ckpt, gold_file, tmp_path, capsys):
+    common = ["--model", str(tiny_ckpt), "--data", str(gold_file), "--method", "argmax-plain-mean"]
+    whole = tmp_path / "whole.links"
+    _align(capsys, *common, "--out", str(whole))
+    parts = [tmp_path / f"links.{k}.txt" for k in range(1, 5)]
+    for k, part in enumerate(parts, 1):
+        _align(capsys, *common, "--shard", f"{k}/4", "--out", str(part))
+        written = part.read_text(encoding="utf-8").splitlines()
+        assert len(written) == len(LINES) + 1  # a line for every line of the data, links on its own only
+        assert all(not text for n, text in enumerate(written, 1) if (n - 1) % 4 != k - 1)
+    merged = tmp_path / "merged.links"
+    assert main(["merge", "--links", *map(str, parts), "--out", str(merged)]) == 0
+    assert merged.read_text(encoding="utf-8") == whole.read_text(encoding="utf-8")
+    assert main(["merge", "--links", str(parts[0]), str(parts[0])]) == 2  # a shard twice
+    assert "not shards of one run" in capsys.readouterr().err
+    short = tmp_path / "short.links"
+    short.write_text("0-0\n", encoding="utf-8")
+    assert main(["merge", "--links", str(parts[1]), str(short)]) == 2
+    assert f"{short} ended before line 2" in capsys.readouterr().err
 
 
 def test_shards_of_best_without_selection_data_are_refused(tiny_ckpt, gold_file, capsys):

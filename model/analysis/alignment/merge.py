@@ -1,9 +1,11 @@
 """Adding shards up: the `align --json` objects of N shards of one file (the same model, method and options)
-merged into one run's (`merge_summaries`, the `merge` command)."""
+merged into one run's (`merge_summaries`, the `merge` command), and their `--out` links files into one run's
+(`merge_links`, `merge --links`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from itertools import zip_longest
 from typing import Any
 
 import numpy as np
@@ -61,3 +63,25 @@ def merge_summaries(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
                     tally.n if tally else 0, selection, None, sentences, analysis,
                     None if None in with_gold else sum(with_gold))
     return report.summary()
+
+
+def merge_links(paths: Sequence[str]) -> Iterator[str]:
+    """The lines of one run's links file from the `align --shard K/N --out` files of one file's shards: each
+    shard's file has a line for every line of the data (links on its own lines, the others empty), so line n
+    of the result is the one shard's line n that holds links (empty where none does). ValueError, one line,
+    for files of different lengths or a line with links in two files (not shards of one run)."""
+    from attention_lens.model.corpora.example import read_text_lines
+
+    if not paths:
+        raise ValueError("nothing to merge")
+    missing = object()
+    for number, texts in enumerate(zip_longest(*(read_text_lines(p) for p in paths), fillvalue=missing), start=1):
+        if any(t is missing for t in texts):
+            short = [p for p, t in zip(paths, texts) if t is missing]
+            raise ValueError(f"{', '.join(short)} ended before line {number} of the others: shards of one file's "
+                             f"`align --shard K/N --out` all have a line for every line of the data")
+        holding = [(p, text) for p, (_, text) in zip(paths, texts) if text.strip()]
+        if len(holding) > 1:
+            raise ValueError(f"line {number} has links in {holding[0][0]} and {holding[1][0]}: not shards of one run "
+                             f"(or a shard given twice)")
+        yield holding[0][1] if holding else ""
