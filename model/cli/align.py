@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 from attention_lens.model.analysis.alignment import DEFAULT_METHOD, OMISSION_MASS
 from attention_lens.model.analysis.alignment.corpus_stream import FileCorpus
 from attention_lens.model.analysis.alignment.sentences import LinkSpill, write_summary
+from attention_lens.model.cli.align_audio import add_options as add_audio_options
+from attention_lens.model.cli.align_audio import run as run_audio
 from attention_lens.model.cli.common import add_model, open_model, read_pairs
 from attention_lens.model.engine.device import cpu_threads, resolve_device, torch_threads
 from attention_lens.model.engine.stream import Shard, add_stream_options, count_lines
@@ -95,6 +97,10 @@ def run(args: argparse.Namespace) -> int:
     """`align`, on as many CPU threads as --threads asks (default: the idle cores) while it runs, torch's own
     count restored after it. With 2 or more on the CPU, that many batches' passes run at once, each at one
     intra-op thread, ahead of the reading and counting (model.engine.ahead)."""
+    if args.audio_data:  # a speech model's word timings (model.cli.align_audio)
+        return run_audio(args)
+    if not args.data:
+        raise ValueError("align needs --data FILE (sentence pairs) or, for a speech model, --audio-data LIST")
     shard = Shard.parse(args.shard)
     corpus = _corpus(args)
     select_on = None
@@ -200,7 +206,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "argmax-mean, or 'best' (see model/analysis/alignment). The file is read as a "
                                    "stream: memory does not grow with its length.")
     add_model(p)
-    p.add_argument("--data", required=True, help="source<TAB>target[<TAB>gold Pharaoh links]")
+    p.add_argument("--data", help="source<TAB>target[<TAB>gold Pharaoh links] (or --audio-data for a speech model)")
     p.add_argument("--method", default=DEFAULT_METHOD,
                    help="EXTRACT[-READING][-SELECTOR][-WEIGHTS] (WEIGHTS: norm, rollout, or saliency, the "
                         "gradient reading, whose only selector is mean: union-plain-mean-saliency), or 'best' "
@@ -224,6 +230,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                "that many batches go through the model at once, each on one "
                                                "thread, while the results of the ones before are counted")
     p.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+    add_audio_options(p)
     p.set_defaults(func=run)
 
     q = sub.add_parser("score-links", help="score any aligner's Pharaoh links file against gold, beside a model",

@@ -42,7 +42,14 @@ def merge_align(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return merge_results(results)
 
 
-MERGERS: dict[str, Merger] = {"eval": merge_eval, "heads": merge_heads, "align": merge_align}
+def merge_align_audio(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    from attention_lens.model.analysis.timing.report import merge_reports
+
+    return merge_reports(results)
+
+
+MERGERS: dict[str, Merger] = {"eval": merge_eval, "heads": merge_heads, "align": merge_align,
+                              "align-audio": merge_align_audio}
 
 
 def merge(results: Sequence[dict[str, Any]]) -> dict[str, Any]:
