@@ -130,6 +130,59 @@ class Model:
         return trace_data(self.engine, str(data), Path(out), decode_options, batch_size, Shard.parse(shard),
                           WINDOW if window is None else window)
 
+    def folder(self) -> str:
+        """The folder the model was opened from (a shipped model's name resolved to its folder)."""
+        from attention_lens.model.engine.loader import find_named
+
+        source = str(self.engine.card.get("source", self.engine.name))
+        return str(find_named(source) or source)
+
+    def word_timings(self, trace: Trace | None = None, alignment_heads: Iterable[tuple[int, int]] | None = None, *,
+                     audio: Any = None, target: str | None = None) -> list[Any]:
+        """A speech model's words with their DTW start and end (s), Whisper's recipe over `alignment_heads`
+        ((layer, head) pairs, 0-based; default: the model folder's generation_config.json), read off `trace` or
+        off a run of `audio` (a path, bytes or (samples, rate); teacher-forced when `target` is given).
+        model.analysis.timing.trace_times.word_timings; a list of WordTiming(word, start, end, first, last).
+
+        >>> whisper = load("checkpoints/spoken-grammar")
+        >>> [(w.word, w.start) for w in whisper.word_timings(audio="clip.wav")]
+        """
+        from attention_lens.model.analysis.timing.config import read_generation_config
+        from attention_lens.model.analysis.timing.trace_times import word_timings
+
+        if trace is None:
+            if audio is None:
+                raise ValueError("word_timings needs a Trace or audio=...")
+            trace = self.engine.trace(audio=audio, target=target,
+                                      options=options_from(target))
+        heads = list(alignment_heads) if alignment_heads is not None else \
+            read_generation_config(self.folder()).get("alignment_heads")
+        if not heads:
+            raise ValueError("give alignment_heads=[(layer, head), ...]: the model's generation config has none")
+        return word_timings(trace, [tuple(h) for h in heads])
+
+    def rank_alignment_heads(self, audio_data: str | Path, timings: str | Path | None = None, *,
+                             alignment_heads: Iterable[tuple[int, int]] | None = None,
+                             select_on: str | Path | None = None, shard: str | None = None,
+                             generation_config: str | Path | None = None, batch_size: int = 2,
+                             progress: bool = False) -> dict[str, Any]:
+        """`attention-lens align --audio-data LIST --timings GOLD --json`: every cross-attention head of a speech
+        model ranked as a word timer against gold timings (CTM, a folder of TextGrids, or the list's third column),
+        the best set chosen greedily (on `select_on`, else the list's first half) or `alignment_heads` scored; the
+        report as a dict (`heads` best first, `alignment_heads`, `clips` worst first, `breakdown`).
+        generation_config: also write the model's generation_config.json with those alignment_heads there."""
+        from attention_lens.model.analysis.timing.config import write_generation_config
+        from attention_lens.model.analysis.timing.run import rank_clips
+        from attention_lens.model.engine.stream import Shard
+
+        heads = [tuple(h) for h in alignment_heads] if alignment_heads is not None else None
+        report = rank_clips(self.engine, str(audio_data), None if timings is None else str(timings), heads=heads,
+                            select_on=None if select_on is None else str(select_on), shard=Shard.parse(shard),
+                            batch_size=batch_size, progress=progress)
+        if generation_config is not None:
+            write_generation_config(self.folder(), report["alignment_heads"], str(generation_config))
+        return report
+
 
 def load_trace(path: str | Path) -> Trace:
     """A Trace written by `trace(..., out=...)`, `attention-lens trace` or the app's export (.json or .npz)."""

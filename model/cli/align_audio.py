@@ -94,5 +94,7 @@ def add_options(p: argparse.ArgumentParser) -> None:
                         "choosing one (greedily, on --select-on or else the list's first half)")
     g.add_argument("--generation-config", metavar="OUT.json",
                    help="write the model's generation_config.json with alignment_heads set to the reported set")
-    g.add_argument("--language", help="the spoken language forced in the prompt (a multilingual Whisper)")
-    g.add_argument("--task", choices=("transcribe", "translate"), help="the task forced in the prompt")
+    if "--language" not in p._option_string_actions:  # the model options may already have the speech prompt's
+        g.add_argument("--language", help="the spoken language forced in the prompt (a multilingual Whisper)")
+    if "--task" not in p._option_string_actions:
+        g.add_argument("--task", choices=("transcribe", "translate"), help="the task forced in the prompt")
