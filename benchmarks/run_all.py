@@ -89,6 +89,8 @@ SUITE = (
               "difference step in the browser, against a server run per step (key to both rows drawn, frames sent, "
               "server CPU; old and new in one run)?",
               quick=("--no-old", "--new", ".", "--steps", "1")),
+    Benchmark("timing_rank", "How long and how much memory does ranking every head of a whisper-tiny-sized model as "
+              "a word timer take for 300 clips of 5 s (DTW for every head, the greedy head set, the report)?"),
     Benchmark("heads_speed", "How much faster is the Heads ranking with many heads off in one batched pass than with "
               "one pass per head, on the same pairs (old and new in one run)?",
               quick=("--model", "checkpoints/everyday-en-fr", "--pairs", "4")),
