@@ -125,3 +125,17 @@ def training_curves(logs: Mapping[str, Mapping[str, Sequence[float]]]) -> go.Fig
                       legend=dict(orientation="h", y=-0.22, x=0))
     fig.update_annotations(font=dict(size=12, color="#52606d"))
     return fig
+
+
+def mark_own_answer(fig: go.Figure, rows: Sequence[int], panels: int) -> go.Figure:
+    """Outline, in every panel of a decoder self-attention figure (its `panels` subplots: x, y, x2, y2, ...),
+    the cell where row t attends to its own position, for each row t in `rows`: the rows whose input holds the
+    very token they must predict (the right shift off). Weight there is the model reading its answer."""
+    shapes = []
+    for i in range(1, panels + 1):
+        x, y = figures._ref("x", i), figures._ref("y", i)
+        shapes += [dict(type="rect", xref=x, yref=y, x0=t - 0.5, x1=t + 0.5, y0=t - 0.5, y1=t + 0.5,
+                        line=dict(color="#c92a2a", width=2.5), fillcolor="rgba(0,0,0,0)", layer="above")
+                   for t in rows]
+    fig.update_layout(shapes=[*(fig.layout.shapes or ()), *shapes])
+    return fig

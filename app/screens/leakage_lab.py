@@ -13,6 +13,7 @@ import streamlit as st
 from attention_lens.app import registry, services, state
 from attention_lens.app.render import figures, views
 from attention_lens.app.render import leakage as lf
+from attention_lens.app.screens import explore_controls as ctl
 from attention_lens.app.screens import leakage_bugs, leakage_exposure, page_url, tour, vocabulary
 from attention_lens.app.screens.explore_panels import ask_for_reference
 from attention_lens.app.services import CheckpointError, DecodeOptions, ModelInputError
@@ -116,7 +117,9 @@ def switches_view(model_key: str, engine, source: str, target: str, causal: bool
     if trace is None:
         return
     meter = services.measure(trace)
-    cols = st.columns(4)
+    # the picture and its meters side by side, right under the switches: one screen at 1366 x 768
+    picture, side = st.columns([3.2, 1], gap="medium")
+    cols = [side] * 4
     cols[0].metric("Max future mass", f"{meter.max_future:.1%}",
                    help="The largest total weight one row of one head puts on the positions after it.")
     cols[1].metric("Mean future mass", f"{float(meter.future.mean()) if trace.m else 0.0:.1%}",
@@ -130,7 +133,7 @@ def switches_view(model_key: str, engine, source: str, target: str, causal: bool
     heads = ["all"] + [f"{la},{h}" for la in range(engine.n_decoder_layers) for h in range(engine.n_heads)]
     if st.session_state.get(K_HEAD) not in heads:
         st.session_state[K_HEAD] = "all"
-    choice = st.selectbox("Decoder self-attention heads", heads, key=K_HEAD,
+    choice = side.selectbox("Decoder self-attention heads", heads, key=K_HEAD,
                           format_func=lambda s: "every layer × head" if s == "all" else
                           f"layer {int(s.split(',')[0]) + 1} · head {int(s.split(',')[1]) + 1}")
     if choice == "all":
@@ -142,10 +145,20 @@ def switches_view(model_key: str, engine, source: str, target: str, causal: bool
         fig = views.attention_figure(trace, "decoder_self_attention", "head", trace.m, layer, head)
         future_rows, own_rows = meter.future[layer, head], meter.own_answer[layer, head]
         which = f"layer {layer + 1} · head {head + 1}"
-    st.plotly_chart(fig, key="leak_heatmap", config={"displayModeBar": False})  # its toolbar lay over the titles
+    answer_rows = [int(t) for t in np.flatnonzero(meter.holds_answer)]
+    example = (f"row {answer_rows[0]} reads “{state.text(trace.decoder_input_tokens[answer_rows[0]])}” and must "
+               f"predict “{state.text(trace.target_tokens[answer_rows[0]])}”") if answer_rows else ""
+    if answer_rows:  # the shift's bug where a class sees it: the cells where a row reads its own answer
+        lf.mark_own_answer(fig, answer_rows, engine.n_decoder_layers * engine.n_heads if choice == "all" else 1)
+    picture.plotly_chart(fig, key="leak_heatmap", config={"displayModeBar": False})  # its toolbar lay over the titles
     st.caption("Rows read the token left of the arrow and predict the one on the right. With the mask on, "
                "the grey hatched upper triangle is the future the mask hides; switch it off and those cells "
-               "carry weight: that is the leak.")
+               "carry weight: that is the leak. With the right shift off, each row reads the very token it must "
+               f"predict ({example}): the red boxes mark where a row looks at its own answer, and weight there "
+               "is copying." if answer_rows else
+               "Rows read the token left of the arrow and predict the one on the right. With the mask on, "
+               "the grey hatched upper triangle is the future the mask hides; switch it off and those cells "
+               "carry weight: that is the leak. Switch the right shift off and each row reads its own answer.")
     left, right = st.columns([1, 1.4])
     left.plotly_chart(lf.head_heatmap(meter.mean_future, "Future mass per head (mean over rows)"),
                       key="leak_future_heads", config={"displayModeBar": False})
@@ -360,7 +373,8 @@ URL_RULES = {"view": (K_VIEW, page_url.one_of(tuple(VIEWS)), str),
              "causal": (K_CAUSAL, page_url.flag, lambda v: str(int(v))),
              "shift": (K_SHIFT, page_url.flag, lambda v: str(int(v))), "head": (K_HEAD, _head_param, str),
              # training vs inference's step (its pair stepper keeps the address bar's `step` as it steps)
-             "step": (leakage_exposure.K_STEP, page_url.number_in(range(1, 10_000)), str)}
+             "step": (leakage_exposure.K_STEP, page_url.number_in(range(1, 10_000)), str),
+             "present": (ctl.K_PRESENT, page_url.flag, lambda v: str(int(v)))}
 
 
 def main() -> None:
@@ -368,9 +382,14 @@ def main() -> None:
         "leakage_lab", URL_RULES, "Leakage lab",
         "Break the causal mask or the right shift and watch the decoder copy the answer it should predict.")
     tour.panel(tour.LEAKAGE_PAGE)  # the tour's Leakage lab stops are shown here
-    source, _, _ = state.text_inputs(engine)
+    present = bool(st.session_state.get(ctl.K_PRESENT))
+    ctl.style(present)  # Explore's compact top; presenter mode: no sidebar, no title, large text
+    top = st.columns([1.5, 2.3, 2.3, 1.0], vertical_alignment="bottom")
+    source, _, _ = state.text_inputs(engine, cols=top[:2])
+    target = state.target_input(top[2])
+    top[3].toggle("Present", key=ctl.K_PRESENT, help="Large text, no sidebar, the switches beside their picture "
+                                                     "(also `present=1` in the link).")
     vocabulary.source_help(engine, source)
-    target = state.target_input()
     causal, shift = switches_ui(engine)
     if K_VIEW not in st.session_state:
         st.session_state[K_VIEW] = "switches"

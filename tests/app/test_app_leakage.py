@@ -43,6 +43,9 @@ def test_page_loads_with_switches_on(app):
     assert app.toggle(key="leak_causal").value and app.toggle(key="leak_shift").value
     assert masked_overlays(chart(app, "leak_heatmap")) > 0  # the hatched future is drawn
     assert metric(app, "Max future mass") == "0.0%"
+    # key labels upright: at 45-55 degrees labels longer than a cell ran into each other ("5 est 6 _assis 7 _sur")
+    layout = chart(app, "leak_heatmap")["layout"]
+    assert {layout[a]["tickangle"] for a in layout if a.startswith("xaxis") and "tickangle" in layout[a]} == {-90}
 
 
 def test_mask_switch_reveals_the_upper_triangle(app):
@@ -61,6 +64,21 @@ def test_shift_switch_makes_rows_read_their_answer(app):
     rows, m = (int(x) for x in after.split(" / "))
     assert rows == m and after != before
     assert len(chart(app, "leak_rows")["data"]) == 2  # future and own-answer bars
+    # in the picture itself: every panel outlines each row's own-answer cell (row t, key t)
+    boxes = [sh for sh in chart(app, "leak_heatmap")["layout"].get("shapes", []) if sh["line"]["color"] == "#c92a2a"]
+    panels = {sh["xref"] for sh in boxes}
+    assert len(panels) > 1 and len(boxes) == m * len(panels)
+    assert all(sh["x0"] == sh["y0"] for sh in boxes)
+    assert any("reads the very token it must predict" in c.value for c in app.caption)
+
+
+def test_the_lab_takes_presenter_mode_from_its_link(trio, monkeypatch):
+    at = page_on(monkeypatch, LEAKAGE, trio, timeout=180, preset="custom", source=CAT, target=CHAT)
+    assert not at.exception
+    at.query_params["present"] = "1"
+    at.run()
+    assert not [w.value for w in at.warning if "present" in w.value]
+    assert at.toggle(key="present").value is True
 
 
 def test_probe_view_passes_then_leaks(app):
