@@ -9,6 +9,8 @@
 - `ablation`: the loss with each head switched off; `head_roles`: what each head does over a corpus;
 - `compare`: two runs side by side; `kv_cache`: the decoding cache counted, measured and checked;
 - `card_pages`: what a built-in pair's card keeps for the app's pages, measured at training time.
+- `timing`: a speech model's word timings (Whisper's DTW over a head set), every cross-attention head ranked as a
+  word timer against gold timings (CTM, TextGrid), the head set chosen and written as `alignment_heads`.
 
 (The logit lens and gradient saliency are Trace keys and live at the seam: model.engine.lens, .saliency.)
 """

@@ -6,6 +6,7 @@ This module holds the parser and `trace` (`trace_data`: its --data form); every 
 reading a file of pairs).
 `aligner` (the statistical aligner and `symmetrise`) and `merge` (the shards of one file added up) are
 commands too.
+`align_audio` is `align --audio-data`: a speech model's heads ranked as word timers.
 """
 
 from __future__ import annotations
