@@ -33,8 +33,10 @@ def run_train(args: argparse.Namespace) -> int:
     setting = SpeechSetting(d_model=args.d_model, encoder_layers=args.encoder_layers,
                             decoder_layers=args.decoder_layers, heads=args.heads, batch=args.batch, lr=args.lr,
                             time_budget_min=args.time_budget, threads=args.threads, seed=args.seed,
-                            eval_every=args.eval_every, ctc_weight=args.ctc_weight)
-    train_speech(Path(args.data), Path(args.out), setting)
+                            eval_every=args.eval_every, ctc_weight=args.ctc_weight,
+                            warmup_steps=args.warmup)
+    train_speech(Path(args.data), Path(args.out), setting,
+                 init_from=Path(args.init_from) if args.init_from else None)
     return 0
 
 
@@ -75,6 +77,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--lr", type=float, default=1e-3)
     t.add_argument("--threads", type=int, default=2)
     t.add_argument("--eval-every", type=int, default=250, help="steps between valid WER checks")
+    t.add_argument("--init-from", help="go on training from a folder train-speech wrote (its weights and processor)")
+    t.add_argument("--warmup", type=int, default=300, help="warm-up steps")
     t.add_argument("--ctc-weight", type=float, default=0.3, help="share of the auxiliary CTC loss on the encoder")
     t.add_argument("--seed", type=int, default=0)
     t.set_defaults(func=run_train)

@@ -23,7 +23,7 @@ import random
 import shutil
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -128,10 +128,11 @@ def _save(model, processor, gen, out: Path, card: dict, history: list[dict]) -> 
     os.replace(tmp, out)
 
 
-def train_speech(data: Path, out: Path, setting: SpeechSetting, log=None) -> dict:
+def train_speech(data: Path, out: Path, setting: SpeechSetting, log=None, init_from: Path | None = None) -> dict:
     """Train on `data` (speech-corpus's folder) for `setting.time_budget_min` minutes; the best checkpoint by
-    valid WER is kept in `out`. Returns its card."""
-    from transformers import WhisperForConditionalGeneration
+    valid WER is kept in `out`. With `init_from` (a folder this function wrote) training goes on from its
+    weights, processor and card (steps and minutes add up; a new warm-up and decay). Returns the best card."""
+    from transformers import AutoProcessor, GenerationConfig, WhisperForConditionalGeneration
 
     log = log or (lambda msg: print(msg, file=sys.stderr, flush=True))
     torch.set_num_threads(setting.threads)
@@ -145,10 +146,27 @@ def train_speech(data: Path, out: Path, setting: SpeechSetting, log=None) -> dic
         raise ValueError(f"{data / 'train'}: {len(feats)} feature rows for {len(train_rows)} clips")
     window_s = int(round(feats.shape[-1] / 100))
     texts = [t for _, t in train_rows]
-    processor = build_processor([" " + t for t in texts], setting.vocab_size, window_s)
-    config, gen = build_config(processor, setting.d_model, setting.encoder_layers, setting.heads, window_s,
-                               setting.max_target_positions, decoder_layers=setting.decoder_layers)
-    model = WhisperForConditionalGeneration(config)
+    before = {"steps": 0, "clips_seen": 0, "minutes": 0.0, "history": []}
+    if init_from is not None:
+        processor = AutoProcessor.from_pretrained(init_from)
+        gen = GenerationConfig.from_pretrained(init_from)
+        model = WhisperForConditionalGeneration.from_pretrained(init_from)
+        prior = json.loads((init_from / "card.json").read_text(encoding="utf-8"))
+        with open(init_from / "train_log.csv", encoding="utf-8") as f:
+            history_before = [{k: float(v) if k != "steps" else int(v) for k, v in row.items()}
+                              for row in csv.DictReader(f)]
+        before = {"steps": prior["steps"], "clips_seen": prior["clips_seen"], "minutes": prior["minutes"],
+                  "history": history_before}
+        setting = replace(setting, d_model=model.config.d_model, encoder_layers=model.config.encoder_layers,
+                          decoder_layers=model.config.decoder_layers, heads=model.config.encoder_attention_heads)
+        if model.config.max_source_positions != window_s * 50:
+            raise ValueError(f"{init_from} has a {model.config.max_source_positions // 50} s window, "
+                             f"the data {window_s} s")
+    else:
+        processor = build_processor([" " + t for t in texts], setting.vocab_size, window_s)
+        config, gen = build_config(processor, setting.d_model, setting.encoder_layers, setting.heads, window_s,
+                                   setting.max_target_positions, decoder_layers=setting.decoder_layers)
+        model = WhisperForConditionalGeneration(config)
     ctc_head = torch.nn.Linear(setting.d_model, len(processor.tokenizer) + 1)  # the last class is CTC's blank
     n_params = sum(p.numel() for p in model.parameters())
     log(f"model: {n_params / 1e6:.2f} M parameters, vocabulary {len(processor.tokenizer)}, window {window_s} s, "
@@ -164,7 +182,7 @@ def train_speech(data: Path, out: Path, setting: SpeechSetting, log=None) -> dic
     order: list[int] = []
     start = time.time()
     best: dict = {"valid_wer": None}
-    step, clips_seen, losses, evaluated_at, history = 0, 0, [], -1, []
+    step, clips_seen, losses, evaluated_at, history = 0, 0, [], -1, list(before["history"])
     budget_s = setting.time_budget_min * 60
     while True:
         elapsed = time.time() - start
@@ -175,10 +193,12 @@ def train_speech(data: Path, out: Path, setting: SpeechSetting, log=None) -> dic
                                   transcribe_features(model, processor, gen, valid_feats))
             card = {"name": out.name, "architecture": "WhisperForConditionalGeneration",
                     "data": "spoken grammar (espeak-ng), see speech-corpus", "train_clips": len(train_rows),
-                    "steps": step, "clips_seen": clips_seen, "minutes": round(elapsed / 60, 1),
+                    "steps": before["steps"] + step, "clips_seen": before["clips_seen"] + clips_seen,
+                    "minutes": round(before["minutes"] + elapsed / 60, 1),
                     "valid_wer": round(wer, 4), "valid_clips": len(valid_rows),
                     "loss": round(float(np.mean(losses[-100:])), 4), "parameters": n_params,
-                    "setting": asdict(setting), "window_s": window_s}
+                    "setting": asdict(setting), "window_s": window_s,
+                    "init_from": str(init_from) if init_from is not None else None}
             log(f"step {step}: valid WER {wer:.4f} ({elapsed / 60:.1f} min)")
             history.append({key: card[key] for key in ("steps", "minutes", "loss", "valid_wer")})
             if best["valid_wer"] is None or wer <= best["valid_wer"]:
