@@ -5,9 +5,10 @@ group into (model.analysis.alignment.words). The aligner sees each word as a key
 punctuation stripped from its ends when something is left (`you.` and `you` are one word to it; `.` stays
 `.`), so raw text with punctuation attached and tokenised text share their statistics.
 
-Backends: `eflomal` (Östling & Tiedemann 2016, the reference: a Bayesian HMM with fertility, sampled; used
-when the optional `eflomal` package is installed) and `ibm2` (model.aligner.ibm2: fast_align's IBM Model 2
-in numpy, always available). Both run in both directions, and the two directions are symmetrised
+Backends: `eflomal` (Östling & Tiedemann 2016, the reference: a Bayesian HMM with fertility, sampled, seeded
+by eflomal itself: it takes no seed; used when the optional `eflomal` package is installed, `pip install
+'attention-lens[eflomal]'`) and `ibm2` (model.aligner.ibm2: fast_align's IBM Model 2 in numpy, deterministic,
+always available). Both run in both directions, and the two directions are symmetrised
 (model.aligner.symmetrise, default grow-diag-final-and).
 Modules: `ibm2` (IBM Model 2 in numpy), `symmetrise` (two directions into one).
 """
@@ -26,8 +27,8 @@ BACKENDS = ("eflomal", "ibm2")
 CHOICES = ("forward", "reverse", *HEURISTICS)  # what `combine` accepts
 Link = tuple[int, int]
 
-__all__ = ["BACKENDS", "CHOICES", "HEURISTICS", "align_pairs", "combine", "default_backend", "directions",
-           "eflomal_available", "symmetrise", "word_key"]
+__all__ = ["BACKENDS", "CHOICES", "HEURISTICS", "INSTALL_EFLOMAL", "align_pairs", "combine", "default_backend",
+           "describe_backend", "directions", "eflomal_available", "symmetrise", "word_key"]
 
 
 def word_key(word: str) -> str:
@@ -37,12 +38,28 @@ def word_key(word: str) -> str:
     return stripped or word
 
 
+INSTALL_EFLOMAL = "pip install 'attention-lens[eflomal]'"  # the declared extra (pyproject.toml)
+
+
 def eflomal_available() -> bool:
     return importlib.util.find_spec("eflomal") is not None
 
 
 def default_backend() -> str:
     return "eflomal" if eflomal_available() else "ibm2"
+
+
+def describe_backend(backend: str, by_default: bool) -> str:
+    """One line saying which backend runs, whether a rerun gives the same links, and, when ibm2 runs because
+    eflomal is not installed, how to install it. eflomal 2.0 takes no seed: its C sampler seeds every sampler from
+    /dev/urandom, in OpenMP thread order, so no option of ours can fix its draws."""
+    if backend == "eflomal":
+        return ("eflomal (sampled, seeded by eflomal itself from /dev/urandom: it takes no seed, so a rerun can "
+                "differ slightly; --backend ibm2 is deterministic)")
+    out = "ibm2 (IBM Model 2 in numpy, deterministic)"
+    if by_default and not eflomal_available():
+        out += f": eflomal, the stronger default, is not installed ({INSTALL_EFLOMAL})"
+    return out
 
 
 def _ids(sentences: Sequence[Sequence[str]]) -> list[list[int]]:
@@ -86,8 +103,8 @@ def directions(pairs: Sequence[tuple[str, str]], backend: str | None = None, ite
     if backend not in BACKENDS:
         raise ValueError(f"aligner backend must be one of {', '.join(BACKENDS)}; got {backend!r}")
     if backend == "eflomal" and not eflomal_available():
-        raise ValueError("the eflomal backend needs the eflomal package (pip install eflomal, which compiles C "
-                         "code); the ibm2 backend needs nothing")
+        raise ValueError(f"the eflomal backend needs the eflomal package ({INSTALL_EFLOMAL}, which compiles C "
+                         f"code); the ibm2 backend needs nothing")
     every = [*pairs, *also]
     src = [[word_key(w) for w in s.split()] for s, _ in every]
     tgt = [[word_key(w) for w in t.split()] for _, t in every]

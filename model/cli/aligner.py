@@ -22,7 +22,7 @@ def _score(golds, links) -> dict | None:
 
 
 def run_aligner(args: argparse.Namespace) -> int:
-    from attention_lens.model.aligner import CHOICES, combine, default_backend, directions
+    from attention_lens.model.aligner import CHOICES, combine, default_backend, describe_backend, directions
     from attention_lens.model.analysis.alignment import format_pharaoh
     from attention_lens.model.analysis.alignment.corpus_stream import gold_lines
     from attention_lens.model.cli.common import read_pairs
@@ -39,6 +39,7 @@ def run_aligner(args: argparse.Namespace) -> int:
         chosen = [k for k, r in enumerate(rows) if (r.source, r.target) in part]
     also = [(r.source, r.target) for path in args.also for r in read_pairs(path)]
     backend = args.backend or default_backend()
+    print(f"aligner: {describe_backend(backend, args.backend is None)}", file=sys.stderr)
     t0 = time.perf_counter()
     forward, reverse = directions([(rows[k].source, rows[k].target) for k in chosen], backend, args.iterations,
                                   also=also)
@@ -52,7 +53,8 @@ def run_aligner(args: argparse.Namespace) -> int:
         for row, found in zip(rows, links):
             fh.write("\n" * (row.number - done - 1) + format_pharaoh(found) + "\n")
             done = row.number
-    summary = {"out": args.out, "backend": backend, "symmetrise": args.symmetrise, "pairs": len(rows),
+    summary = {"out": args.out, "backend": backend, "reproducible": backend == "ibm2",
+               "symmetrise": args.symmetrise, "pairs": len(rows),
                "aligned": len(chosen), "extra_pairs": len(also), "seconds": round(seconds, 1)}
     scores = _score([golds[k] for k in chosen], [links[k] for k in chosen])
     if scores:
@@ -97,8 +99,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                                    "directions, symmetrises them and writes Pharaoh links (source-target, 0-based "
                                    "whitespace words), one line per pair of --data. Scores them when the file has "
                                    "a gold column (with --json: every symmetrisation of the same training). "
-                                   "Backends: eflomal (if the eflomal package is installed; the "
-                                   "default then) and ibm2 (fast_align's IBM Model 2 in numpy).",
+                                   "Backends: eflomal (pip install 'attention-lens[eflomal]'; the default "
+                                   "when installed; sampled, and it takes no seed, so reruns can differ slightly) "
+                                   "and ibm2 (fast_align's IBM Model 2 in numpy, deterministic). Every run says "
+                                   "on stderr which backend ran.",
                        epilog="""examples:
   %(prog)s --data assets/data/en-fr.test.tsv --out en-fr.links
   %(prog)s --data my_pairs.tsv --out my.links --backend ibm2 --symmetrise intersection""")

@@ -75,3 +75,28 @@ def test_cli_unknown_backend_is_one_line(tmp_path):
                           str(tmp_path / "x"), "--backend", "giza"], cwd=ROOT, capture_output=True, text=True,
                          timeout=60)
     assert run.returncode == 2 and "invalid choice" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_every_run_says_which_backend_ran_and_how_to_install_eflomal(tmp_path, capsys):
+    import tomllib
+
+    from attention_lens.model.aligner import INSTALL_EFLOMAL, eflomal_available
+    from attention_lens.model.cli import main
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert any(r.startswith("eflomal") for r in extras["eflomal"]) and "attention-lens[eflomal]" in INSTALL_EFLOMAL
+    data = tmp_path / "pairs.tsv"
+    data.write_text("".join(f"{s}\t{t}\n" for s, t in _pairs()), encoding="utf-8")
+    common = ["aligner", "--data", str(data), "--out", str(tmp_path / "links.txt"), "--json"]
+    assert main([*common, "--backend", "ibm2"]) == 0
+    captured = capsys.readouterr()
+    assert "aligner: ibm2 (IBM Model 2 in numpy, deterministic)\n" in captured.err
+    assert json.loads(captured.out)["reproducible"] is True
+    assert main(common) == 0  # the default: eflomal when installed, else ibm2 and why
+    captured = capsys.readouterr()
+    if eflomal_available():
+        assert "aligner: eflomal (sampled" in captured.err and json.loads(captured.out)["reproducible"] is False
+    else:
+        assert f"eflomal, the stronger default, is not installed ({INSTALL_EFLOMAL})" in captured.err
+        assert main([*common, "--backend", "eflomal"]) == 2
+        assert INSTALL_EFLOMAL in capsys.readouterr().err
