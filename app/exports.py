@@ -24,7 +24,11 @@ from attention_lens.app.services import CODE_OF, KINDS
 if TYPE_CHECKING:
     from attention_lens.app.services import Trace
 
-CSV_COLUMNS = ["kind", "layer", "head", "query_index", "query_token", "key_index", "key_token", "weight", "allowed"]
+CSV_COLUMNS = ["kind", "reading", "layer", "head", "query_index", "query_token", "key_index", "key_token", "weight",
+               "allowed"]
+# What an export's numbers are: the attention weights themselves, or a reading computed from them (Explore's
+# Reading switch: app/screens/explore_analysis.py); said in file names, titles, the CSV and the HTML report.
+READING_NAMES = {"weights": "raw", "norm_weighted": "norm-weighted", "rollout": "rollout"}
 VIEW_NAMES = {"grid": "all layers × heads", "mean": "mean over heads"}
 
 
@@ -71,23 +75,28 @@ def slug(text: str, limit: int = 40) -> str:
     return out or (words[0][:limit] if words else "run")
 
 
-def file_stem(model_key: str, trace: Trace, step: int, kind: str | None = None) -> str:
-    """An export's file name without its extension: model, mode, the sentence's slug, the step, and for a
-    picture its kind (`en-fr-greedy-the-cat-sat-step3-cross`). Every part is safe in a file name."""
+def file_stem(model_key: str, trace: Trace, step: int, kind: str | None = None, reading: str = "weights") -> str:
+    """An export's file name without its extension: model, mode, the sentence's slug, the step, for a picture
+    its kind, and a reading other than the raw weights (`en-fr-greedy-the-cat-sat-step3-cross-rollout`). Every
+    part is safe in a file name."""
     model = slug(model_key.replace("/", "-").replace(".", "-"), 60)
     parts = [model, trace.options.mode.replace("_", "-"),
              slug(trace.normalised_source), f"step{step}"]
     if kind is not None:
         parts.append(CODE_OF[kind])
+    if reading != "weights":
+        parts.append(READING_NAMES[reading])
     return "-".join(parts)
 
 
-def image_title(model_key: str, kind: str, view: str, layer: int, head: int, step: int) -> str:
+def image_title(model_key: str, kind: str, view: str, layer: int, head: int, step: int,
+                reading: str = "weights") -> str:
     """The title a picture carries out of the app: model, kind, layer and head (1-based, as on the page) or
-    the view, and the step."""
+    the view, the step and the reading (raw weights, norm-weighted or rollout)."""
     which = (f"layer {layer + 1} · head {head + 1}" if view == "head" else f"layer {layer + 1} · every head"
              if view == "layer" else VIEW_NAMES.get(view, view))
-    return f"{model_key} · {views.KINDS[kind]} · {which} · step {step}"
+    what = "raw weights" if reading == "weights" else f"{READING_NAMES[reading]} reading"
+    return f"{model_key} · {views.KINDS[kind]} · {which} · step {step} · {what}"
 
 
 def image(fig: go.Figure, fmt: str, scale: float = 2.0, title: str = "") -> bytes:
@@ -131,7 +140,7 @@ def allowed(trace: Trace, kind: str) -> np.ndarray:
     return np.ones((q, k), dtype=bool)
 
 
-def long_frame(trace: Trace) -> pd.DataFrame:
+def long_frame(trace: Trace, reading: str = "weights") -> pd.DataFrame:
     """Every weight of every kind, layer and head, one row each (the 'long' or 'tidy' format). Layers and heads
     are numbered from 1, as the page numbers them (docs/formats.md); query and key indices are token positions, from
     0, as the axis labels show them."""
@@ -144,15 +153,16 @@ def long_frame(trace: Trace) -> pd.DataFrame:
                                           indexing="ij")
         ok = np.broadcast_to(allowed(trace, kind), w.shape)
         frames.append(pd.DataFrame({
-            "kind": kind, "layer": layer.ravel() + 1, "head": head.ravel() + 1, "query_index": qi.ravel(),
+            "kind": kind, "reading": READING_NAMES[reading], "layer": layer.ravel() + 1, "head": head.ravel() + 1,
+            "query_index": qi.ravel(),
             "query_token": np.asarray(q_tok, dtype=object)[qi.ravel()], "key_index": ki.ravel(),
             "key_token": np.asarray(k_tok, dtype=object)[ki.ravel()], "weight": w.ravel().astype(np.float64),
             "allowed": ok.ravel()}))
     return pd.concat(frames, ignore_index=True)[CSV_COLUMNS]
 
 
-def csv_bytes(trace: Trace) -> bytes:
-    return long_frame(trace).to_csv(index=False, float_format="%.6g").encode("utf-8")
+def csv_bytes(trace: Trace, reading: str = "weights") -> bytes:
+    return long_frame(trace, reading).to_csv(index=False, float_format="%.6g").encode("utf-8")
 
 
 SALIENCY_COLUMNS = ["step", "side", "position", "token", "integrated_gradients", "input_x_gradient"]
@@ -192,9 +202,11 @@ def kind_figure(trace: Trace, kind: str) -> go.Figure:
     return figures.grid(view.weights, view.q_labels, view.k_labels, mask=view.mask, title=views.KINDS[kind])
 
 
-def html_report(trace: Trace, title: str = "Attention Lens report") -> bytes:
+def html_report(trace: Trace, title: str = "Attention Lens report", reading: str = "weights",
+                heads_off: tuple[str, ...] = ()) -> bytes:
     """A single HTML file with the whole run: inputs, the output step by step, and every attention map.
-    plotly.js is inlined once, so the file opens offline (no CDN, no network)."""
+    plotly.js is inlined once, so the file opens offline (no CDN, no network). Its options say the reading its
+    maps show and the heads switched off."""
     esc = html.escape
     opts = trace.to_dict()["options"]  # as the JSON export writes them
     rows = "".join(
@@ -203,6 +215,7 @@ def html_report(trace: Trace, title: str = "Attention Lens report") -> bytes:
         f"<td>{esc(', '.join(f'{tok} {p:.2f}' for tok, p in s.top_k))}</td></tr>"
         for t, s in enumerate(trace.steps))
     shown = {k: v for k, v in opts.items() if k not in ("warnings", "normalised_source")}
+    shown |= {"reading": READING_NAMES[reading], "heads_off": list(heads_off or trace.options.ablate)}
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>{esc(title)}</title><style>body{{font-family:Inter,'DejaVu Sans',Arial,sans-serif;"

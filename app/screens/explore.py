@@ -329,8 +329,9 @@ def stepper(model_key: str, source: str, target: str | None, options: DecodeOpti
     if not present:  # the picture of the step on screen, built only while the export box is open
         fig = views.attention_figure(shown, kind, view, step, layer, head, scale) if ss.get(
             panels.K_EXPORT_OPEN) else None
-        panels.export_panel(shown, fig, exports.file_stem(model_key, shown, step, kind),  # names, title: E-LAB
-                            exports.file_stem(model_key, shown, step),
-                            exports.image_title(model_key, kind, view, layer, head, step))
+        panels.export_panel(shown, fig, exports.file_stem(model_key, shown, step, kind, reading),  # names, title
+                            exports.file_stem(model_key, shown, step, reading=reading),
+                            exports.image_title(model_key, kind, view, layer, head, step, reading),
+                            reading=reading, heads_off=analysis.ablated(model_key))
 
 main()

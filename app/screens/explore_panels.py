@@ -146,8 +146,11 @@ def beam_panel(trace, step: int, special: frozenset[str] = frozenset()) -> None:
 K_EXPORT_OPEN = "export_open"  # the export expander is open (its buttons are drawn only then)
 
 
-def export_panel(trace, fig, name: str, run_name: str, title: str = "") -> None:
-    """name: the picture's file name, run_name: the run's (app.exports.file_stem); title: the picture's.
+def export_panel(trace, fig, name: str, run_name: str, title: str = "", reading: str = "weights",
+                 heads_off: tuple[str, ...] = ()) -> None:
+    """name: the picture's file name, run_name: the run's (app.exports.file_stem); title: the picture's; reading:
+    what the trace's maps hold (exports.READING_NAMES), heads_off: the heads switched off (the HTML report and the
+    CSV say both).
     The buttons are drawn only while the expander is open: a step click then sends one element here, not 14."""
     box = st.expander("Export this run", key=K_EXPORT_OPEN, on_change="rerun")
     if not box.open:
@@ -161,16 +164,16 @@ def export_panel(trace, fig, name: str, run_name: str, title: str = "") -> None:
                                 "image/svg+xml", key="dl_svg", on_click="ignore")
         else:
             row.info("PNG/SVG need Chrome or Chromium on the server; use the download button above a chart.")
-        row.download_button("HTML report", lambda: exports.html_report(trace), f"{run_name}.html", "text/html",
-                            key="dl_html", on_click="ignore")
-        row.download_button("CSV (long)", lambda: exports.csv_bytes(trace), f"{run_name}.csv", "text/csv",
+        row.download_button("HTML report", lambda: exports.html_report(trace, reading=reading, heads_off=heads_off),
+                            f"{run_name}.html", "text/html", key="dl_html", on_click="ignore")
+        row.download_button("CSV (long)", lambda: exports.csv_bytes(trace, reading), f"{run_name}.csv", "text/csv",
                             key="dl_csv", on_click="ignore")
         row.download_button("Trace JSON", lambda: exports.json_bytes(trace), f"{run_name}.json",
                             "application/json", key="dl_json", on_click="ignore")
         row.download_button("Trace NPZ", lambda: exports.npz_bytes(trace), f"{run_name}.npz",
                             "application/octet-stream", key="dl_npz", on_click="ignore")
         st.caption("The HTML report holds every step and every attention map and opens offline; the CSV has one "
-                   "row per weight (kind, layer, head, query, key, weight).")
+                   "row per weight (kind, reading, layer, head, query, key, weight).")
 
 
 # ---- teacher forcing's reference --------------------------------------------------------------------------------

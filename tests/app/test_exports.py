@@ -65,9 +65,11 @@ def test_file_names_carry_model_mode_sentence_and_step(tiny_engine, trace, beam)
 
 def test_image_title_names_model_kind_head_and_step():
     assert exports.image_title("en-fr", "cross_attention", "head", 1, 2, 4) == \
-        "en-fr · Cross-attention · layer 2 · head 3 · step 4"
+        "en-fr · Cross-attention · layer 2 · head 3 · step 4 · raw weights"
     assert exports.image_title("de-en", "encoder_self_attention", "mean", 0, 0, 1) == \
-        "de-en · Encoder self-attention · mean over heads · step 1"
+        "de-en · Encoder self-attention · mean over heads · step 1 · raw weights"
+    assert exports.image_title("en-fr", "cross_attention", "head", 1, 2, 4, "norm_weighted") == \
+        "en-fr · Cross-attention · layer 2 · head 3 · step 4 · norm-weighted reading"
 
 
 @pytest.mark.skipif(not exports.image_export_available(), reason="kaleido needs Chrome or Chromium")
@@ -90,6 +92,20 @@ def test_json_and_npz_round_trip(trace, beam, tmp_path):
             back = Trace.from_npz_dict(z)
         assert np.array_equal(back.cross_attention, t.cross_attention)
         assert len(back.beams) == len(t.beams)
+
+
+def test_exports_say_which_reading_they_hold(trace):
+    """A norm-weighted or rollout export differs from the raw one in its numbers: its names, CSV and report say
+    which it is (they were the same as a raw export's)."""
+    assert exports.file_stem("en-fr", trace, 3, "cross_attention", "rollout") == \
+        "en-fr-greedy-the-cat-sat-step3-cross-rollout"
+    assert exports.file_stem("en-fr", trace, 3, reading="norm_weighted") == \
+        "en-fr-greedy-the-cat-sat-step3-norm-weighted"
+    df = pd.read_csv(io.BytesIO(exports.csv_bytes(trace, "norm_weighted")), keep_default_na=False)
+    assert set(df["reading"]) == {"norm-weighted"}
+    assert set(pd.read_csv(io.BytesIO(exports.csv_bytes(trace)), keep_default_na=False)["reading"]) == {"raw"}
+    page = exports.html_report(trace, reading="rollout", heads_off=("cross:2:1",)).decode()
+    assert "&quot;reading&quot;: &quot;rollout&quot;" in page and "cross:2:1" in page
 
 
 def test_html_report_is_self_contained(trace):
