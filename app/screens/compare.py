@@ -19,6 +19,8 @@ from attention_lens.app.services import CheckpointError, DecodeOptions, ModelInp
 KINDS = state.KINDS_BY_CODE
 K_A_TEXT, K_B_MODEL, K_B_TEXT = "cmp_a_text", "cmp_b_model", "cmp_b_text"
 K_KIND, K_LAYER, K_HEAD, K_STEP = "cmp_kind", "cmp_layer", "cmp_head", "cmp_step"
+K_DIFF = "cmp_diff_range"  # A − B's colour scale: -r .. +r, fixed (r chosen here), so a colour means one amount
+DIFF_RANGES = (1.0, 0.5, 0.25, 0.1)
 DEFAULT_A, DEFAULT_B = "the dog sat near the bank of the river .", "the man found the bank ."
 # The same minimal pair as people type it, for a model that reads raw text (the everyday models)
 RAW_A, RAW_B = "The dog sat near the bank of the river.", "The man found the bank."
@@ -35,7 +37,8 @@ def _positive(raw: str) -> int:
 # Link parameters besides `model` (side A's model): a_text, b_model, b_text, kind, layer, head (0 = mean), step
 URL_RULES = {"a_text": (K_A_TEXT, str, str), "b_model": (K_B_MODEL, str, str), "b_text": (K_B_TEXT, str, str),
              "kind": (K_KIND, page_url.one_of(tuple(KINDS)), str), "layer": (K_LAYER, _positive, str),
-             "head": (K_HEAD, _positive, str), "step": (K_STEP, _positive, str)}
+             "head": (K_HEAD, _positive, str), "step": (K_STEP, _positive, str),
+             "diff": (K_DIFF, page_url.number_in(DIFF_RANGES, float), lambda r: f"{r:g}")}
 
 
 def run(model_key: str, text: str, side: str):
@@ -92,12 +95,17 @@ def main() -> None:
     # The kind switch on a row of its own: its three titles do not fit beside the boxes (cut at 1366 px)
     code = st.segmented_control("Attention", list(KINDS), key=K_KIND, required=True,
                                 format_func=lambda c: KINDS[c][1])
-    cols = st.columns([1, 1, 4], vertical_alignment="bottom")
+    cols = st.columns([1, 1, 1.6, 2.4], vertical_alignment="bottom")
     clamp(K_LAYER, layers)
     layer = cols[0].selectbox("Layer", list(range(1, layers + 1)), key=K_LAYER)
     clamp(K_HEAD, heads, low=MEAN)
     head = cols[1].selectbox("Head", list(range(heads + 1)), key=K_HEAD,
                              format_func=lambda h: "mean" if h == MEAN else str(h))
+    if st.session_state.get(K_DIFF) not in DIFF_RANGES:
+        st.session_state[K_DIFF] = 0.5
+    diff_range = cols[2].selectbox("A − B colours", DIFF_RANGES, key=K_DIFF, format_func=lambda r: f"−{r:g} … +{r:g}",
+                                   help="The difference's colour scale, the same at every step: a difference of "
+                                        "this size or more is full colour, and 0 is white.")
     top = max(a.m, b.m)
     clamp(K_STEP, top)
     pair_stepper.hide_server_steps()
@@ -113,7 +121,7 @@ def main() -> None:
         pair_stepper.draw("cmp_stepper", sides, step, K_STEP, m=top, kind=kind,
                           view="layer_mean" if picked is None else "head", layer=layer - 1, head=(picked or 1) - 1,
                           titles=[[f"A: {model_key}", f"{title} · {which}"], [f"B: {b_model}", f"{title} · {which}"]],
-                          diff_title=f"A − B · {title} · {which} (matching tokens only)")
+                          diff_title=f"A − B · {title} · {which} (matching tokens only)", diff_range=diff_range)
     page_url.write(URL_RULES, sentence=False)
 
 

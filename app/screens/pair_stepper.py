@@ -73,11 +73,13 @@ def _heard(key: str, step_key: str) -> None:
 
 def draw(key: str, sides: Sequence[Side], step: int, step_key: str, *, m: int, kind: str, view: str, layer: int,
          head: int, titles: Sequence[Sequence[str]], caption: str = "", notes: list[dict] | None = None,
-         mark_row: int | None = None, diff_title: str | None = None, url_step: bool = True) -> int:
+         mark_row: int | None = None, diff_title: str | None = None, diff_range: float = 1.0,
+         url_step: bool = True) -> int:
     """The pair at `step` (1..m, as the server knows it) under the component's key `key`; each side shows
     min(step, its m). view: "head" (layer, head 0-based) or "layer_mean"; diff_title: draw A − B of the first
-    two sides where the tokens match; notes: one line per step; mark_row: a row marked once reached. The
-    step the page reports goes to session key `step_key`. Returns step."""
+    two sides where the tokens match, its colours fixed from -diff_range to +diff_range; notes: one line per
+    step; mark_row: a row marked once reached. The step the page reports goes to session key `step_key`.
+    Returns step."""
     ss = st.session_state
     sent, seq = f"{key}_sent", f"{key}_seq"
     if ss.get(sent) != step:  # the server chose this step: the component is told to show it
@@ -93,7 +95,8 @@ def draw(key: str, sides: Sequence[Side], step: int, step_key: str, *, m: int, k
                                   encoded=encoded(side.run_key, side.trace)))
     header = {"run_id": explore_stepper.run_id(tuple(side.run_key for side in sides)), "seq": ss.get(seq, 0),
               "step": step, "m": m, "titles": [list(t) for t in titles], "notes": notes, "mark_row": mark_row,
-              "diff": {"title": diff_title, "colours": DIVERGING} if diff_title else None, "url_step": url_step,
+              "diff": {"title": diff_title, "colours": DIVERGING, "range": diff_range} if diff_title else None,
+              "url_step": url_step,
               "sync": False, "present": False}
     COMPONENT(key=key, data=packing.pack_pair(blobs, header), default={"step": step},
                               on_step_change=lambda: _heard(key, step_key))

@@ -83,3 +83,16 @@ def test_a_link_reproduces_both_sides(app, models):
     assert {k: at.query_params[k] for k in link} == link  # the page writes back what the link asked for
     at.slider(key="cmp_step").set_value(1).run()
     assert at.query_params["step"] == "1"
+
+
+def test_the_difference_has_a_fixed_symmetric_scale_the_link_keeps(app):
+    """A − B's colours run from -r to +r whatever the step's largest difference (stretched to it, -0.004 was
+    drawn saturated): r is the page's choice, 0.5 unless a link or the box says otherwise."""
+    at = open_link(app, {"model": "tiny-a", "a_text": SAME, "b_model": "tiny-b", "b_text": OTHER})
+    assert not at.exception
+    assert pair(at)[0]["diff"]["range"] == 0.5
+    at.selectbox(key="cmp_diff_range").set_value(0.1).run()
+    assert pair(at)[0]["diff"]["range"] == 0.1
+    at = open_link(app, {"model": "tiny-a", "a_text": SAME, "b_model": "tiny-b", "b_text": OTHER, "diff": "0.25"})
+    assert not at.exception and not at.warning
+    assert pair(at)[0]["diff"]["range"] == 0.25

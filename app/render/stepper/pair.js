@@ -214,7 +214,9 @@ function drawDiff(s) {
   }
   let top = 0;
   for (const r of d.values) for (const v of r) top = Math.max(top, Math.abs(v));
-  const scale = top || 1;
+  // fixed and symmetric (the page's choice; values past it at full colour): a colour is one amount at every step,
+  // where stretching to the largest difference drew -0.004 as saturated as -0.4
+  const scale = h.diff.range || 1;
   if (!P.diverging) P.diverging = lut(h.diff.colours);
   const F = fontPx(a);
   const qs = d.rows.map((i) => q[i]), ks = d.cols.map((j) => k[j]);
@@ -243,7 +245,8 @@ function drawDiff(s) {
     c.fillRect(j * cellW + 0.5, i * cellH + 0.5, cellW - 1, cellH - 1);
     if (numbers) {
       c.fillStyle = Math.abs(v / scale) > 0.55 ? '#fff' : '#1f2933';
-      c.fillText(`${v >= 0 ? '+' : '−'}${Math.abs(v).toFixed(2)}`, j * cellW + cellW / 2, i * cellH + cellH / 2);
+      const text = Math.abs(v) < 0.005 ? '0' : `${v >= 0 ? '+' : '−'}${Math.abs(v).toFixed(2)}`;
+      c.fillText(text, j * cellW + cellW / 2, i * cellH + cellH / 2);
     }
   }));
   // .lens-qlabels and .lens-panel contain their size (stepper.css): their heights are set here, the keys' row
@@ -283,10 +286,11 @@ function drawDiff(s) {
   const legend = el('div', 'lens-legend');
   const bar = el('span', 'lens-legend-bar');
   bar.style.background = `linear-gradient(to right, ${h.diff.colours.map(([at, col]) => `${col} ${(100 * at).toFixed(0)}%`).join(', ')})`;
-  legend.append(el('span', 'lens-label', 'A − B'), el('span', '', `−${scale.toPrecision(2)}`), bar,
-    el('span', '', `+${scale.toPrecision(2)}`));
+  legend.append(el('span', 'lens-label', 'A − B'), el('span', 'lens-diff-low', `−${scale.toFixed(2)}`), bar,
+    el('span', 'lens-diff-high', `+${scale.toFixed(2)}`));
   const what = el('p', 'lens-caption', `Blue: A put more weight there, red: B did. ${d.rows.length} of the rows and `
-    + `${d.cols.length} of the columns match (same token, same position); largest difference ${top.toFixed(3)}.`);
+    + `${d.cols.length} of the columns match (same token, same position); largest difference ${top.toFixed(3)}; `
+    + `colours from −${scale.toFixed(2)} to +${scale.toFixed(2)}, beyond them full colour.`);
   const picture = el('div', 'lens-picture');
   picture.setAttribute('role', 'img');
   picture.setAttribute('aria-label', `${h.diff.title}: ${qs.length} × ${ks.length} (matching queries × keys), `
