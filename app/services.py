@@ -312,6 +312,10 @@ def upload_head_ranking(model_key: str, data: bytes, checked: CheckedUpload,
 UPLOAD_MAX_MB = 8
 UPLOAD_MAX_BYTES = UPLOAD_MAX_MB * 1024 * 1024  # as Streamlit counts a megabyte (file_uploader's max_upload_size)
 UPLOAD_CAP_TEXT = f"at most {UPLOAD_MAX_MB} MB"
+# What the upload boxes let through to the page: a file over UPLOAD_MAX_MB and up to this reaches the page, which
+# refuses it in words with what to do instead (upload_size_problem); past it the box's own refusal is a red chip
+# whose reason shows only on hover.
+UPLOAD_SEEN_MB = 64
 
 
 def upload_size_problem(name: str, size: int) -> str | None:

@@ -328,7 +328,7 @@ def upload_view(model_key: str, engine, method: al.Method, use_method=None) -> N
     st.subheader("Your test file")
     up = st.file_uploader(f"Upload a TSV: source, target, and gold links if you have them (the whole file is "
                           f"read, any number of lines, {services.UPLOAD_CAP_TEXT})", type=["tsv", "txt"], key=K_FILE,
-                          help=HELP, max_upload_size=services.UPLOAD_MAX_MB)
+                          help=HELP, max_upload_size=services.UPLOAD_SEEN_MB)
     if up is None:
         st.caption("Without a file, the ranking below uses the shipped test split of the model's language pair."
                    if has_test_split(engine) else

@@ -96,7 +96,7 @@ def pairs_ui(model_key: str) -> tuple[str, tuple[tuple[str, str], ...] | None, U
         return f"the first {n} pairs of the test split", tuple(test), None
     up = st.file_uploader(f"Your pairs: a TSV, source<TAB>target[<TAB>gold] per line, any number of lines "
                           f"({services.UPLOAD_CAP_TEXT})", type=["tsv", "txt"], key=K_FILE,
-                          max_upload_size=services.UPLOAD_MAX_MB)
+                          max_upload_size=services.UPLOAD_SEEN_MB)
     if up is None:
         st.caption(f"Upload a file to rank the heads on your own sentences: every line of it is ranked, in "
                    f"batches, up to {services.UPLOAD_CAP_TEXT} (`attention-lens heads --data FILE.tsv` reads a file "
