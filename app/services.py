@@ -420,3 +420,82 @@ def kv_measure(model_key: str, normalised_source: str, out_ids: tuple[int, ...],
 def side_by_side(model_key: str, source: str, target: str, causal: bool, shift: bool) -> exposure.SideBySide:
     """Teacher forcing and free running of one sentence, row by row (model.analysis.exposure)."""
     return exposure.side_by_side(get_engine(model_key), source, target, causal, shift)
+
+
+# ---- word timings of a speech model (model.analysis.timing) -------------------------------------------------------
+TIMING_TEST = registry.ROOT / "assets" / "speech" / "test"  # held-out clips, list.tsv, timings.ctm
+
+
+def _safe_name(name: str) -> str:
+    """An uploaded file's name as a plain file name (no folders, nothing hidden)."""
+    base = os.path.basename(name.replace("\\", "/")).lstrip(".")
+    return base or "upload"
+
+
+@st.cache_data(max_entries=8, ttl=3600, show_spinner="Ranking every head as a word timer…")
+def timing_ranking(model_key: str, digest: str, heads: tuple[tuple[int, int], ...] | None, list_name: str,
+                   timings_name: str | None, _files: dict[str, bytes]) -> dict[str, Any]:
+    """align --audio-data's report (model.analysis.timing.run.rank_clips) on a clip list, its gold timings and its
+    clips, given as files (name -> bytes, `digest` naming them all): written to a temporary folder, each clip
+    under its file name (the list's paths are read by their file names), and ranked."""
+    import tempfile
+
+    from attention_lens.model.analysis.timing.run import rank_clips
+
+    with tempfile.TemporaryDirectory(prefix="timing-") as folder:
+        for name, data in _files.items():
+            with open(os.path.join(folder, _safe_name(name)), "wb") as f:
+                f.write(data)
+        lines = []
+        for raw in _files[list_name].decode("utf-8", errors="replace").splitlines():
+            cols = raw.split("\t")
+            if raw.strip() and cols[0].strip():
+                cols[0] = _safe_name(cols[0].strip())
+            lines.append("\t".join(cols))
+        listed = os.path.join(folder, "list.tsv")
+        with open(listed, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+        timings = os.path.join(folder, _safe_name(timings_name)) if timings_name else None
+        return rank_clips(get_engine(model_key), listed, timings, heads=list(heads) if heads else None)
+
+
+def timing_files(paths: list[str]) -> dict[str, bytes]:
+    """Files of this server (the shipped test clips) as name -> bytes, for timing_ranking."""
+    out = {}
+    for p in paths:
+        with open(p, "rb") as f:
+            out[_safe_name(p)] = f.read()
+    return out
+
+
+@st.cache_data(max_entries=32, ttl=3600, show_spinner="Timing the clip…")
+def timing_clip(model_key: str, digest: str, transcript: str, heads: tuple[tuple[int, int], ...],
+                _clip: bytes) -> dict[str, Any]:
+    """The DTW view of one clip, teacher-forced on its transcript: the head set's averaged matrix, the warping
+    path, the token labels, the clip's log-mel, and the model's words with their times."""
+    import numpy as np
+    from attention_lens.model.analysis.timing.dtw import dtw_path, head_matrices
+    from attention_lens.model.analysis.timing.trace_times import trace_rows, word_timings
+
+    trace = get_engine(model_key).trace(audio=_clip, target=transcript)
+    rows, tokens = trace_rows(trace)
+    picked = np.stack([rows[layer, head] for layer, head in heads])
+    matrix = head_matrices(picked).mean(axis=0)
+    path_rows, path_cols = dtw_path(matrix)
+    words = word_timings(trace, list(heads))
+    return {"matrix": matrix, "path_rows": path_rows, "path_cols": path_cols, "tokens": list(tokens[:len(matrix)]),
+            "mel": trace.source["mel"], "mel_hop_s": float(trace.source["mel_hop_s"]),
+            "frame_s": float(trace.source["frame_s"]), "words": [(w.word, w.start, w.end) for w in words]}
+
+
+def generation_config_text(model_key: str, heads: list[list[int]]) -> str | None:
+    """The model's generation_config.json with these alignment_heads, as text (None: the model has none)."""
+    import json
+
+    from attention_lens.model.analysis.timing.config import read_generation_config, with_alignment_heads
+
+    try:
+        config = read_generation_config(str(registry.resolve(model_key).spec))
+    except (KeyError, ModelInputError):
+        return None
+    return json.dumps(with_alignment_heads(config, heads), indent=2, sort_keys=True) + "\n"

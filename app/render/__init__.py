@@ -10,5 +10,7 @@ except in `preload`, which puts the browser's preload links on the page.
 - `preload`: the browser's heaviest chart scripts fetched as soon as a page opens.
 - `stepper`: Explore's whole run packed for the browser's stepper (stepper.js, stepper.css);
 - `alignment_breakdown`: small SVG plots of an alignment's error breakdown and each head's sinks;
+- `timing`: a speech model's DTW view (the head set's cross-attention with the warping path, the spectrogram with
+  gold and model word boundaries);
 - `share`: Copy link's box, the page's link as the address bar holds it (share_link.js, share_link.css).
 """

@@ -6,7 +6,8 @@ app.render), and the panels they are made of:
   `explore_why` (logit lens and saliency), `kv_cache` (the cache panel), `vocabulary` (unknown and known words),
   `explore_url` (its state in the URL) and `tour` (the guided lesson);
 - `leakage_lab`, with `leakage_bugs` (three more bugs) and `leakage_exposure` (training vs inference);
-- `alignment`, with `alignment_upload` (your own test file);
+- `alignment`, with `alignment_upload` (your own test file) and `timing` (a speech model's word timings: every
+  head ranked as a word timer, the DTW view, the generation config);
 - `heads`, with `heads_roles` (what each head attends to) and `heads_progress` (its progress bar's words);
 - `compare` (two runs side by side);
 - `page_url`: the link state of the pages other than Explore; `charts`: a figure drawn as ECharts, plotly or SVG.

@@ -16,6 +16,7 @@ from attention_lens.app.render import alignment_svg as svg
 from attention_lens.app.screens import aligned, charts, page_url
 from attention_lens.app.screens.alignment_upload import upload_view
 from attention_lens.app.screens.explore_panels import ask_for_reference
+from attention_lens.app.screens.timing import timing_view
 from attention_lens.app.services import CheckpointError, DecodeOptions, ModelInputError
 from attention_lens.app.services import alignment as al
 
@@ -233,6 +234,10 @@ def main() -> None:
     model_key, engine = page_url.open_page(
         "alignment", URL_RULES, "Alignment",
         "Read cross-attention as a word alignment, and score it head by head against gold links.")
+    if services.is_speech(engine):  # a speech model's words are timed, not linked (app/screens/timing.py)
+        timing_view(model_key, engine)
+        page_url.write(URL_RULES)
+        return
     source, _, chosen = state.text_inputs(engine)
     target = state.target_input()
     gold_text = gold_ui(chosen)

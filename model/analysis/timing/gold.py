@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from attention_lens.model.engine.errors import ModelInputError
 
-TOLERANCE_S = 1e-6  # an end equal to the next start (MFA's contiguous intervals) is no overlap
+TOLERANCE_S = 0.001 + 1e-9  # an end at the next start (MFA), or 1 ms past it (times rounded to 3 decimals)
 NON_SPEECH = frozenset({"", "<eps>", "<sil>", "<unk>", "<noise>", "sil", "sp", "spn", "<s>", "</s>"})
 
 
