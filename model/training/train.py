@@ -202,6 +202,13 @@ def _mean(values: list[float]) -> float:
     return round(sum(values) / max(1, len(values)), 5)
 
 
+def _ends(values: list[float]) -> tuple[float, float, str]:
+    """The means of a loss logged per step over the first and the last k steps, and which steps they are: k =
+    100, or half the steps when fewer than 200 ran, so that the two never share a step (one step: both are it)."""
+    k = max(1, min(100, len(values) // 2))
+    return _mean(values[:k]), _mean(values[-k:]), f"the first {k} and the last {k} of {len(values)} steps"
+
+
 def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, meta: dict[str, Any],
            progress: bool) -> dict[str, Any]:
     out = Path(out)
@@ -365,19 +372,22 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
                                              else ""),
             "precision": {None: "float32", torch.bfloat16: "bf16 autocast", torch.float16: "fp16 autocast"}[amp],
             "train_tokens": tokens_seen, "tokens_per_second": round(tokens_seen / max(seconds, 1e-9), 1)}
-    if guides is not None:  # the alignment loss: its mean over the first and the last 100 steps
+    if guides is not None:  # the alignment loss: its mean over the first and the last 100 steps (_ends)
+        first, last, over = _ends(align_seen)
         card["guided_alignment"] = {
             "links": tc.align_links, "layer": tc.align_layer, "head": tc.align_head, "weight": tc.align_weight,
             "reading": tc.align_reading, "supervised_pairs": sum(g is not None for g in guides),
             **({"extra": tc.align_extra, "extra_links": tc.align_extra_links, "extra_pairs": len(extra_rows),
                 "extra_translation": tc.align_extra_translation} if tc.align_extra else {}),
-            "loss_first_100": _mean(align_seen[:100]), "loss_last_100": _mean(align_seen[-100:])}
-    if anchor is not None:  # the KL term: its mean over the first and the last 100 steps that had one
+            "loss_first_100": first, "loss_last_100": last, "loss_over": over, "steps": steps_done,
+            "minutes": round(seconds / 60, 1)}
+    if anchor is not None:  # the KL term: its mean over the first and the last 100 steps that had one (_ends)
+        first, last, over = _ends(anchor.seen)
         card["distillation"] = {
             "teacher": tc.distill_from, "weight": tc.distill_weight,
             "loss": "label cross-entropy + weight x KL(teacher || student), per target token of the pairs trained "
                     "for translation",
-            "kl_first_100": _mean(anchor.seen[:100]), "kl_last_100": _mean(anchor.seen[-100:])}
+            "kl_first_100": first, "kl_last_100": last, "kl_over": over}
     dtype = torch.float16 if tc.dtype == "float16" else torch.float32
     counts = count_words(s for s, _ in train_rows[:n_translated]) if tc.raw_text else None
     save_checkpoint(out, model, src_tok, tgt_tok, card, dtype=dtype, source_counts=counts)

@@ -106,7 +106,10 @@ def test_guided_fine_tune_writes_its_card(start, tmp_path):
     assert (guided["layer"], guided["head"], guided["weight"], guided["reading"]) == (2, 0, 0.5, "shift")
     assert guided["supervised_pairs"] > 0 and guided["loss_first_100"] > 0
     assert card["train_config"]["align_links"] == str(links)
-
+    # a run shorter than 200 steps averages separate ends (3 steps: the first and the last), and says how long it ran
+    assert guided["loss_over"] == "the first 1 and the last 1 of 3 steps"
+    assert guided["loss_first_100"] != guided["loss_last_100"]
+    assert guided["steps"] == 3 and guided["minutes"] >= 0
 
 def test_bad_layer_is_one_line(start, tmp_path):
     data = pairs_file(tmp_path / "pairs.tsv", list(zip(SOURCES * 2, TARGETS * 2)))
