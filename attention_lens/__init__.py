@@ -5,8 +5,9 @@
     trace = model.trace("Where is the train station?")             # the Trace of one run
     attention_lens.show(trace, kind="cross", layer=3, head=2)      # the interactive picture, offline
 
-- `load(path, device="auto", dtype=None, allow_hub=False)` -> `Model`; `Model.trace(text, target=None, **options)`
-  -> `Trace` (options: those of `attention-lens trace`, as keywords); `Model.trace_file(data, out)`;
+- `load(path, device="auto", dtype=None, allow_hub=False)` -> `Model`; `Model.trace(text, target=None,
+  audio=None, **options)` -> `Trace` (options: those of `attention-lens trace`, as keywords; audio: a speech
+  model's clip, a path or (samples, rate)); `Model.trace_file(data, out)`;
   `load_trace(path)` reads a saved Trace.
 - `show(trace, kind=, layer=, head=, step=, view=, reading=)` -> `View`: a self-contained HTML view
   (Jupyter draws it; `.save("view.html")`).

@@ -79,16 +79,23 @@ class Model:
             raise AttributeError(name)
         return getattr(self.engine, name)
 
-    def trace(self, text: str, target: str | None = None, *, decode: str = "greedy", beam: int = 4,
+    def trace(self, text: str | None = None, target: str | None = None, *, audio: Any = None,
+              decode: str = "greedy", beam: int = 4,
               temperature: float = 1.0, top_k: int = 0, seed: int = 0, max_len: int | None = None,
               no_causal_mask: bool = False, no_shift: bool = False, mask_after_softmax: bool = False,
               swap_cross: bool = False, no_scaling: bool = False, ablate: str | Iterable[str] = (),
               contributions: bool = False, lens: bool = False, saliency: bool = False,
               out: str | Path | None = None, **fields: Any) -> Trace:
-        """Translate `text` and return the Trace: every attention weight of every layer and head at every step,
-        the tokens, and each step's top next-token probabilities (docs/formats.md).
+        """Translate `text` (a speech model: transcribe `audio`) and return the Trace: every attention weight of
+        every layer and head at every step, the tokens, and each step's top next-token probabilities
+        (docs/formats.md).
 
-        target: a reference translation: one teacher-forced pass over it instead of decoding.
+        audio: a speech model's clip instead of a text: a path (WAV, FLAC, OGG, MP3), the bytes of such a file, or
+            (samples, rate) with samples shaped (n,) or (n, channels); read at 16 kHz mono (docs/speech.md). The
+            Trace's source axis is then the clip's time (its `source` object). `language="de"`, `task="translate"`
+            choose Whisper's forced prefix.
+        target: a reference translation (a speech model: the transcript): one teacher-forced pass over it instead
+            of decoding.
         decode: "greedy", "beam" (`beam` hypotheses; the Trace is the best, `.beams` all of them) or "sample"
             (`temperature`, `top_k` (0 = all tokens), `seed`). max_len: the most tokens to write.
         no_causal_mask / no_shift: teacher forcing with the decoder's causal mask off / the target not shifted
@@ -110,7 +117,7 @@ class Model:
                                mask_after_softmax=mask_after_softmax, swap_cross=swap_cross, no_scaling=no_scaling,
                                ablate=ablate, contributions=contributions, lens=lens, saliency=saliency, **fields)
         self.engine.check_bugs(options)
-        trace = self.engine.trace(text, target=target, options=options)
+        trace = self.engine.trace(text, target=target, options=options, audio=audio)
         if out is not None:
             trace.save(Path(out))
         return trace

@@ -7,6 +7,8 @@ reading a file of pairs).
 `aligner` (the statistical aligner and `symmetrise`) and `merge` (the shards of one file added up) are
 commands too.
 `align_audio` is `align --audio-data`: a speech model's heads ranked as word timers.
+`trace_audio` is `trace --audio` and a speech model's `trace --data` (a clip list); `eval_audio` is
+`eval --audio-data` (the word error rate).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from attention_lens.model.cli.common import add_bug_switches, add_model, open_model
+from attention_lens.model.cli.common import add_bug_switches, add_model, add_speech, open_model
 from attention_lens.model.engine import CheckpointError, DecodeOptions, ModelInputError
 
 if TYPE_CHECKING:
@@ -33,8 +35,15 @@ def cmd_trace(args: argparse.Namespace) -> int:
                             temperature=args.temperature, top_k=args.top_k, seed=args.seed, max_len=args.max_len,
                             ablate=tuple(args.ablate), contributions=args.contributions, lens=args.lens,
                             saliency=args.saliency, mask_after_softmax=args.mask_after_softmax,
-                            swap_cross=args.swap_cross, unscaled=args.unscaled)
+                            swap_cross=args.swap_cross, unscaled=args.unscaled, language=args.language,
+                            task=args.task)
     engine.check_bugs(options)  # a switch this family cannot compute: one error, not one per line of --data
+    if args.audio is not None or (args.data is not None and engine.source_kind == "audio"):
+        from attention_lens.model.cli.trace_audio import trace_clip, trace_clips
+
+        if args.data is not None:  # a speech model's --data is a list of clips
+            return trace_clips(engine, args.data, Path(args.out), options)
+        return trace_clip(engine, args.audio, args.target, options, Path(args.out))
     if args.data is not None:
         from attention_lens.model.engine.stream import Shard
 
@@ -129,18 +138,25 @@ def build_parser(prog: str = "python -m model") -> argparse.ArgumentParser:
   %(prog)s --model checkpoints/everyday-en-fr --text "Where is the train station?" --out t.json
   %(prog)s --model checkpoints/en-fr --text "the cat sat ." --decode beam --beam 5 --out beam.json
   %(prog)s --model checkpoints/en-fr --text "the cat sat ." --target "le chat s' assit ." --no-causal-mask --out t.json
-  %(prog)s --model checkpoints/en-fr --data assets/data/en-fr.test.tsv --out traces/""")
+  %(prog)s --model checkpoints/en-fr --data assets/data/en-fr.test.tsv --out traces/
+  %(prog)s --model checkpoints/spoken-grammar --audio clip.flac --out t.json
+  %(prog)s --model whisper-tiny --audio clip.wav --language de --task translate --out t.json""")
     add_model(p)
+    add_speech(p)
     given = p.add_mutually_exclusive_group(required=True)
     given.add_argument("--text", help="the source sentence; - reads it from standard input")
     given.add_argument("--data", help="a TSV of source[<TAB>target] lines (- for standard input): one trace per "
-                                      "line into the folder --out, 0001.json, ...")
+                                      "line into the folder --out, 0001.json, ...; for a speech model a list of "
+                                      "clip path[<TAB>transcript] lines (paths relative to the list)")
+    given.add_argument("--audio", metavar="CLIP", help="a speech model (Whisper): the clip to transcribe (WAV, "
+                                                       "FLAC, OGG, MP3; any rate, mixed down to 16 kHz mono)")
     p.add_argument("--batch-size", type=int, default=16, help="lines run together with --data")
     p.add_argument("--shard", metavar="K/N", help="with --data: only shard K of N, the lines whose number i has "
                                                   "(i - 1) mod N == K - 1 (the trace files keep the line numbers)")
     p.add_argument("--window", type=int, default=2048, help="with --data: lines read ahead and sorted by length "
                                                             "before batching (memory grows with this, not the file)")
-    p.add_argument("--target", help="reference target: one teacher-forced pass instead of decoding")
+    p.add_argument("--target", help="reference target (a speech model: the transcript): one teacher-forced pass "
+                                    "instead of decoding")
     p.add_argument("--decode", choices=("greedy", "beam", "sample"), default="greedy")
     p.add_argument("--beam", type=int, default=4)
     p.add_argument("--temperature", type=float, default=1.0)

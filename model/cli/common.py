@@ -29,6 +29,14 @@ def add_model(p: argparse.ArgumentParser) -> None:
                                                       "the first generated token, e.g. fra_Latn, fr, fr_XX")
 
 
+def add_speech(p: argparse.ArgumentParser) -> None:
+    """--language and --task of a speech model (DecodeOptions.language / task: Whisper's forced prefix)."""
+    p.add_argument("--language", metavar="CODE", help="a speech model (Whisper): the spoken language, e.g. en, de "
+                                                      "(default: the model's generation config, else en)")
+    p.add_argument("--task", choices=("transcribe", "translate"),
+                   help="a speech model (Whisper): transcribe, or translate into English (default: transcribe)")
+
+
 def add_bug_switches(p: argparse.ArgumentParser, note: str, meters: bool = False) -> None:
     """--mask-after-softmax, --swap-cross, --no-scaling (DecodeOptions.mask_after_softmax, swap_cross, unscaled),
     each with its one-line account (model.engine.bugs.EXPLAIN); `note` ends the group's description; `meters`:

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from attention_lens.model.cli.common import add_model, open_model
+from attention_lens.model.cli.common import add_model, add_speech, open_model
 
 EVAL_BATCH = 64  # sentences per batch on the CPU when --batch-size is not given (a GPU takes up to 256)
 
@@ -32,6 +32,10 @@ def run(args: argparse.Namespace) -> int:
     from attention_lens.model.engine import DecodeOptions
     from attention_lens.model.engine.stream import CorpusStream, Line, Shard, batches
 
+    if args.audio_data is not None:
+        from attention_lens.model.cli.eval_audio import run_audio
+
+        return run_audio(args)
     shard = Shard.parse(args.shard)
     if args.update_card and args.split:
         raise ValueError("--update-card reads the split from --data; the card already holds --split's figures")
@@ -121,10 +125,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "test scores the pairs the model's own training held out.",
         epilog="""examples:
   %(prog)s --model checkpoints/en-fr --data assets/data/en-fr.test.tsv
-  %(prog)s --model checkpoints/everyday-en-fr --split test --json""")
+  %(prog)s --model checkpoints/everyday-en-fr --split test --json
+  %(prog)s --model checkpoints/spoken-grammar --audio-data clips/list.tsv --json""")
     add_model(p)
+    add_speech(p)
     data = p.add_mutually_exclusive_group(required=True)
     data.add_argument("--data", help="source<TAB>target[<TAB>gold] per line")
+    data.add_argument("--audio-data", metavar="LIST.tsv",
+                      help="a speech model: clip path<TAB>transcript per line (paths relative to the list); prints "
+                           "the word error rate of its greedy transcripts (wer, n, words, errors, failed, and each "
+                           "clip's errors)")
     data.add_argument("--split", choices=("test", "valid"),
                       help="the split this model's own `train --data` held out (everyday models: the Tatoeba test)")
     p.add_argument("--causal", choices=("on", "off"), help="teacher-forcing mask (default: as trained)")
