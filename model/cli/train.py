@@ -70,6 +70,11 @@ def run(args: argparse.Namespace) -> int:
                      raw_text=(args.text or ("raw" if args.data else "conventions")) == "raw",
                      device=args.device, precision=args.precision, batch_tokens=args.batch_tokens)
     splits, meta = load_rows(args)
+    if args.init_from and args.data:  # the start's training sentences out of this file's valid and test splits
+        from attention_lens.model.training.start_data import describe, hold_out_start
+
+        splits, meta["held_out_of_start"] = hold_out_start(splits, args.init_from)
+        print(describe(meta["held_out_of_start"], len(splits["test"])), file=sys.stderr)
     card = train(splits, Path(args.out), tc, meta, progress=not args.quiet)
     print(json.dumps({"out": args.out, "test_metrics": card["test_metrics"], "train_seconds": card["train_seconds"]}),
           file=sys.stderr)
@@ -128,7 +133,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--init-from", metavar="DIR",
                    help="start from this checkpoint's weights and tokenizers (its dimensions win over "
                         "--d-model/--heads/--layers/--vocab-size): continue a run, or fine-tune a healthy model "
-                        "into a broken variant; the card records it")
+                        "into a broken variant; the card records it. With --data, every valid and test pair "
+                        "sharing a sentence with the start's training split (read from its card's data and seed) "
+                        "moves to training, and stderr and the card (held_out_of_start) say how many")
     guided = p.add_argument_group(
         "guided alignment", "train one cross-attention head toward a word aligner's links while the model keeps "
         "translating (Garg et al. 2019); the loss is the KL divergence of the head's attention, summed over each "

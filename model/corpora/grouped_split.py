@@ -84,3 +84,24 @@ def held_out_split(data: str, seed: int) -> dict[str, tuple[Pair, ...]]:
     path = Path(data) if Path(data).is_absolute() else PROJECT / data
     rows = [(e.source, e.target) for e in read_tsv(path)]
     return {name: tuple(part) for name, part in split_by_sentence(rows, seed).items()}
+
+
+def without_seen(splits: dict[str, list[Pair]], seen: Sequence[Pair]) -> tuple[dict[str, list[Pair]], dict[str, int]]:
+    """`splits` with every valid and test group (sentence_groups) that shares a source or a target sentence with
+    `seen` (another model's training pairs) moved to train, whole, so no held-out sentence is one it saw; the
+    pairs moved from each. ValueError when that leaves valid or test empty."""
+    keys = {(side, _key(text)) for pair in seen for side, text in enumerate(pair)}
+    out = {name: list(rows) for name, rows in splits.items()}
+    moved = {}
+    for name in ("valid", "test"):
+        kept: list[Pair] = []
+        for group in sentence_groups(splits[name]):
+            pairs = [splits[name][i] for i in group]
+            seen_here = any((side, _key(text)) in keys for pair in pairs for side, text in enumerate(pair))
+            (out["train"] if seen_here else kept).extend(pairs)
+        moved[name] = len(splits[name]) - len(kept)
+        if not kept:
+            raise ValueError(f"every {name} pair shares a sentence with the start model's training pairs: nothing "
+                             f"unseen is left to hold out")
+        out[name] = kept
+    return out, moved
