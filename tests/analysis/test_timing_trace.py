@@ -87,3 +87,31 @@ def test_generation_config_written_by_the_tool_drives_transformers_timestamps(fo
     assert ids_new == ids_old == ids_same
     np.testing.assert_array_equal(with_new, with_same)  # generate used the written heads ...
     assert not np.array_equal(with_new, with_old)  # ... not the folder's own
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("line", [0, 1])
+def test_shipped_speech_model_token_times_equal_transformers(line):
+    """The same equality on the shipped speech model, with its own alignment_heads, on held-out test clips."""
+    from transformers import WhisperForConditionalGeneration, WhisperProcessor
+
+    from tests.fixtures.checkpoints import ROOT, shipped_checkpoint
+
+    folder = shipped_checkpoint("spoken-grammar")
+    test = ROOT / "assets" / "speech" / "test"
+    path = test / (test / "list.tsv").read_text(encoding="utf-8").splitlines()[line].split("\t")[0]
+    samples, rate = soundfile.read(path, dtype="float32")
+    model = WhisperForConditionalGeneration.from_pretrained(str(folder), attn_implementation="eager").eval()
+    processor = WhisperProcessor.from_pretrained(str(folder))
+    heads = [tuple(h) for h in model.generation_config.alignment_heads]
+    f = processor(samples, sampling_rate=rate, return_tensors="pt", return_attention_mask=True)
+    with torch.no_grad():
+        out = model.generate(f["input_features"], attention_mask=f["attention_mask"], return_token_timestamps=True,
+                             return_dict_in_generate=True, language="en", task="transcribe")
+    ids, theirs = out["sequences"][0].tolist(), out["token_timestamps"][0].numpy()
+    engine = load_engine(str(folder))
+    trace = engine.trace(audio=str(path), options=DecodeOptions(forced=tuple(ids[1:]), max_len=len(ids) - 1))
+    tokens, ours = trace_token_times(trace, heads)
+    prompt = len(ids) - len(tokens)
+    assert prompt == 4 and np.isfinite(theirs).all()
+    assert np.abs(ours - theirs[prompt:]).max() <= 0.02 + 1e-6
