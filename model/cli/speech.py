@@ -24,6 +24,12 @@ def run_corpus(args: argparse.Namespace) -> int:
     if args.n_wav > 0:
         folder = corpus.write_wav_set(out / "wav22k", args.n_wav, args.window, seed=args.seed)
         log(f"wav22k: {args.n_wav} clips -> {folder}")
+    if args.assets:
+        n = corpus.copy_subset(out / "test", Path(args.assets) / "test", int(args.assets_mb * 1e6))
+        log(f"{Path(args.assets) / 'test'}: the first {n} test clips")
+        if args.n_wav > 0:
+            n = corpus.copy_subset(out / "wav22k", Path(args.assets) / "wav22k", 10**9, args.assets_wav)
+            log(f"{Path(args.assets) / 'wav22k'}: the first {n} WAV clips")
     return 0
 
 
@@ -55,6 +61,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--n-test", type=int, default=300)
     p.add_argument("--n-wav", type=int, default=40, help="22,050 Hz WAV clips of unseen test sentences")
     p.add_argument("--window", type=int, default=6, help="the model's window in seconds; longer clips are skipped")
+    p.add_argument("--assets", help="also copy the first test clips (and WAV clips) here, e.g. assets/speech")
+    p.add_argument("--assets-mb", type=float, default=9.3, help="the copied test clips' size at most")
+    p.add_argument("--assets-wav", type=int, default=20, help="WAV clips to copy")
     p.add_argument("--train-audio", action="store_true", help="also write the train clips as FLAC")
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(func=run_corpus)

@@ -184,3 +184,34 @@ def write_wav_set(out: str | Path, n: int, window_s: float, seed: int = 0, skip:
                                 for w in spoken.words) + "\n")
             made += 1
     return folder
+
+
+def copy_subset(src: str | Path, dst: str | Path, max_bytes: int, max_clips: int = 300) -> int:
+    """Copy the first clips of a written split (or the WAV set) into `dst`, as many as fit in `max_bytes` (at most
+    `max_clips`), with their lines of `list.tsv`, `timings.ctm` and `meta.tsv` (where there is one). Returns how
+    many."""
+    import shutil
+
+    src, dst = Path(src), Path(dst)
+    (dst / "clips").mkdir(parents=True, exist_ok=True)
+    kept, total = [], 0
+    for line in (src / "list.tsv").read_text(encoding="utf-8").splitlines():
+        size = (src / line.split("\t")[0]).stat().st_size
+        if len(kept) == max_clips or total + size > max_bytes:
+            break
+        total += size
+        kept.append(line)
+    ids = set()
+    for line in kept:
+        rel = line.split("\t")[0]
+        shutil.copyfile(src / rel, dst / rel)
+        ids.add(Path(rel).stem)
+    (dst / "list.tsv").write_text("".join(f"{line}\n" for line in kept), encoding="utf-8")
+    ctm = (src / "timings.ctm").read_text(encoding="utf-8").splitlines()
+    (dst / "timings.ctm").write_text("".join(f"{line}\n" for line in ctm if line.split()[0] in ids), encoding="utf-8")
+    if (src / "meta.tsv").exists():
+        meta = (src / "meta.tsv").read_text(encoding="utf-8").splitlines()
+        (dst / "meta.tsv").write_text("".join(f"{line}\n" for line in meta[:1] + [m for m in meta[1:]
+                                                                                  if m.split("\t")[0] in ids]),
+                                      encoding="utf-8")
+    return len(kept)
