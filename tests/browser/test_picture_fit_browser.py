@@ -42,6 +42,26 @@ def test_the_weight_title_is_clear_of_the_cells_in_presenter_mode(shipped_server
     assert seen["selects"] and all(px >= 18 for _, px in seen["selects"]), seen["selects"]
 
 
+# JS: the bottom of the picture's lowest shown key label, with the page at its top, and the window's height.
+KEYS_BOTTOM = """() => { const p = document.querySelector('.st-key-attention [data-testid=lens-stepper] .lens-picture');
+  const keys = [...p.querySelectorAll('.lens-k')].map(e => e.getBoundingClientRect()).filter(r => r.height > 0);
+  return {bottom: Math.max(...keys.map(r => r.bottom)), height: innerHeight,
+          scrolled: document.querySelector('[data-testid=stMain]').scrollTop}; }"""
+
+
+def test_presenter_mode_shows_the_source_words_under_the_rows_at_1366(shipped_server):
+    """Presenter mode, one head, cross-attention at step 5 of "Where is the train station?": the key labels (the
+    source words) under the rows end above the window's bottom edge (at 1366 x 768 the panel was levelled to 0.45
+    of the window under 405 px of controls: 'here', 'rain', 'tation' were cut until a 200 px scroll)."""
+    query = "/?model=everyday-en-fr&text=Where%20is%20the%20train%20station%3F&present=1&kind=cross&view=head&step=5"
+    with open_page(shipped_server, 1366, 768, query=query) as page:
+        page.wait_for_function(ROW_SHOWN, arg=[4], timeout=60_000)
+        page.locator(IDLE).wait_for(timeout=60_000)
+        page.wait_for_timeout(500)
+        seen = page.evaluate(KEYS_BOTTOM)
+    assert seen["scrolled"] == 0 and seen["bottom"] <= seen["height"], seen
+
+
 # JS: the tour's box, the picture's box, its cells and its key labels (shown ones), as screen px.
 STOP_SEEN = """() => { const p = document.querySelector('.st-key-attention [data-testid=lens-stepper] .lens-picture');
   const keys = [...p.querySelectorAll('.lens-k')].filter(e => !e.classList.contains('hidden'))

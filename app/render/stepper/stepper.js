@@ -516,11 +516,12 @@ function layout(s) {
   // its title inside the picture's box (min(62vh, 640px), stepper.css) where they can: at 1366 x 768 eleven
   // 40-px rows pushed the labels of the keys out of it and below the fold
   const keysH = (upright ? Math.min(140, keyW + 8) : F + 8) + strip;
-  const fitH = h.view === 'grid' ? 40
-    : (Math.min(0.62 * (window.innerHeight || 768), 640) - keysH - (panels[0].title ? F + 8 : 0) - 12) / q.length;
+  const rowsRoom = h.view === 'grid' ? Infinity : pictureRoom(s) - keysH - (panels[0].title ? F + 8 : 0) - 12;
+  s.panelCap = rowsRoom; // the tallest a panel's rows may be (minPanelH)
+  const fitH = h.view === 'grid' ? 40 : rowsRoom / q.length;
   const framesRows = audio && h.kind === 'encoder_self_attention'; // a row per frame: as thin as the columns
   const cellH = Math.max(framesRows ? 1 : F + 5, Math.min(40, cellW, framesRows ? fitH : Math.floor(fitH)));
-  const tallest = Math.max(cellH * q.length, minPanelH(k.length * cellW));
+  const tallest = Math.max(cellH * q.length, minPanelH(k.length * cellW, s.panelCap));
   const every = upright ? Math.max(1, Math.ceil((F + 2) / cellW)) : 1;
   s.geometry = { q, k, cellW, cellH, rowH: cellH, F };
   // the rows' box at its tallest over the run's steps: every panel keeps that height, so a step moves nothing
@@ -628,6 +629,19 @@ function layout(s) {
   setRoomHeight(s);
 }
 
+// The height the picture's box may take: min(62vh, 640px) (stepper.css), and in presenter mode no more than what is
+// left under the picture's top at the page's top, so that nothing of it (the source words under the rows) is
+// below the projected screen's bottom edge: at 1366 x 768 the controls above it took 405 px of the 768.
+function pictureRoom(s) {
+  const ih = window.innerHeight || 768;
+  const box = Math.min(0.62 * ih, 640);
+  if (!s.header.present || !s.picture || !s.picture.isConnected) return box;
+  let top = s.picture.getBoundingClientRect().top;
+  for (let e = s.picture.parentElement; e; e = e.parentElement) top += e.scrollTop || 0;
+  const left = ih - top - 16;
+  return left >= 200 ? Math.min(box, left) : box;
+}
+
 // ---- the room kept for the steps to come, and what a scrolling box holds below what it shows -------------------
 function roomHeight(s) { // down to the last row of panels' bottom, or to the height the picture was levelled to
   return Math.max(s.frame.contentH, s.minH || 0) - (s.frame.scroll ? 10 : 0);
@@ -688,15 +702,15 @@ function updateMore(s, top) {
 
 // The least height of a panel drawn `width` px wide: 0.4 of its width, so a map of one or two rows still reads
 // as a picture, not a flat strip; at most 0.45 of the window's height, so it stays above the fold.
-function minPanelH(width) {
-  return Math.min(0.4 * width, 0.45 * (window.innerHeight || 768));
+function minPanelH(width, cap = Infinity) {
+  return Math.min(0.4 * width, 0.45 * (window.innerHeight || 768), cap);
 }
 
 // The height of a row when `rows` rows of `keys` keys are shown: the layout's cell height, taller while there
 // are too few rows for the panel to be 0.4 as tall as it is wide.
 function rowHeight(s, rows, keys) {
   const { cellW, cellH } = s.geometry;
-  return Math.max(cellH, Math.ceil(minPanelH(keys * cellW) / Math.max(1, rows))); // whole px: never under
+  return Math.max(cellH, Math.ceil(minPanelH(keys * cellW, s.panelCap) / Math.max(1, rows))); // whole px
 }
 
 // ---- drawing a step ------------------------------------------------------------------------------------------
