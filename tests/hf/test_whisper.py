@@ -113,6 +113,17 @@ def test_greedy_equals_generate(engine, hf, samples):
     assert len(ours) > 6 and not {40, 41} & set(ours[3:])  # the generation config's suppress_tokens
 
 
+def test_cached_decoding_equals_teacher_forcing_on_its_own_output(engine, samples, greedy):
+    src, _, _, _ = engine.audio_source((samples, 16_000))
+    labels = [s.id for s in greedy.steps]
+    forced = engine.teacher_forced_batch([src], [labels], DecodeOptions(mode="teacher_forced"))[0]
+    run = engine.run_generate(src, DecodeOptions(max_len=8))
+    assert run.out_ids == labels and forced.dec_in_ids == run.dec_in_ids
+    for name in ("enc_attn", "dec_attn", "cross_attn"):
+        np.testing.assert_allclose(getattr(run, name), getattr(forced, name), atol=1e-5)
+    np.testing.assert_allclose(run.logits, forced.logits, atol=1e-4)
+
+
 def test_beam_of_width_one_is_greedy(engine, samples, greedy):
     beam = engine.trace(audio=(samples, 16_000), options=DecodeOptions(mode="beam", beam_size=1, max_len=8))
     assert beam.target_tokens == greedy.target_tokens and beam.source == beam.beams[0].source
