@@ -121,6 +121,8 @@ SUITE = (
               quick=("--quick", "--threads", "1")),
     Benchmark("lessons_figures", "The README's figures for the cache and bug lessons on the shipped en-fr.",
               quick=()),
+    Benchmark("timing_screenshot", "Screenshots of the speech model's head ranking and DTW view at 1366 x 768 (not "
+              "timed).", quick=("--clips", "4"), server=True, files=True),
     Benchmark("lessons_screenshots", "Screenshots of the cache and bug views at 1366 x 768 (not timed).",
               quick=(), server=True, files=True),
     Benchmark("why_screenshots", "Screenshots of the logit lens, saliency, Compare and head-role views at 1366 x 768 "

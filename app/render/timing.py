@@ -25,7 +25,7 @@ def dtw_figure(matrix: np.ndarray, path_rows: np.ndarray, path_cols: np.ndarray,
     if len(tokens) != rows:
         raise ValueError(f"{len(tokens)} token labels for {rows} rows")
     t_frames = (np.arange(frames) + 0.5) * frame_s
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.06, row_heights=[0.58, 0.42],
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.58, 0.42],
                         subplot_titles=("Cross-attention of the head set (normalised, median-filtered, averaged) "
                                         "and the DTW path", "Log-mel spectrogram: gold word starts (green) and the "
                                                             "model's (orange, dashed)"))
@@ -47,6 +47,9 @@ def dtw_figure(matrix: np.ndarray, path_rows: np.ndarray, path_cols: np.ndarray,
                      row=1, col=1)
     fig.update_yaxes(title_text="mel bin", row=2, col=1)
     fig.update_xaxes(title_text="time (s)", row=2, col=1)
-    fig.update_layout(height=height, margin=dict(l=10, r=10, t=40, b=10), showlegend=False,
-                      font=dict(size=12))
+    fig.update_yaxes(automargin=True, showticklabels=True)
+    fig.update_xaxes(automargin=True, showticklabels=True, row=2, col=1)
+    fig.update_xaxes(showticklabels=False, row=1, col=1)
+    fig.update_layout(height=height, margin=dict(l=80, r=10, t=40, b=50), showlegend=False,
+                      font=dict(size=12, color="#31333f"), plot_bgcolor="white", paper_bgcolor="white")
     return fig
