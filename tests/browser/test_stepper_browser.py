@@ -153,6 +153,23 @@ def test_keys_step_after_clicking_a_toggle(shipped_server):
         ready(page, int(m))
 
 
+def test_keys_step_once_a_sentence_sent_with_enter_is_drawn(shipped_server):
+    """A new sentence, Enter, its run drawn: the arrow keys step it at once (the focus stayed in the box, whose
+    caret they moved, until a click elsewhere)."""
+    with open_explore(shipped_server, query("greedy", "cross")) as page:
+        ready(page, 1)
+        page.wait_for_selector(IDLE, timeout=60_000)
+        box = page.locator(".st-key-source input")
+        box.fill("the black dog saw the old car .")
+        box.press("Enter")
+        page.wait_for_function("() => new URL(location.href).searchParams.get('text') === "
+                               "'the black dog saw the old car .'", timeout=60_000)
+        page.wait_for_selector(IDLE, timeout=60_000)
+        ready(page, 1)
+        page.keyboard.press("ArrowRight")
+        ready(page, 2)
+
+
 def test_labels_readable_on_a_projector(shipped_server):
     """Every row and column of a 15-word sentence labelled, at 12 px or more (one head); presenter mode 18 px
     or more, its input boxes too; all of it larger on a 1920-wide screen."""

@@ -1327,6 +1327,10 @@ export default function (component) {
   s.step = Math.max(1, Math.min(h.m, s.step));
   s.draw();
   if (!s.chooser.hidden) buildChooser(s);
+  // a new run (a sentence sent with Enter) is drawn: the keys are the stepper's again, not the box's still
+  // holding the focus (the arrows moved its caret until a click elsewhere)
+  const focused = document.activeElement;
+  if (newRun && !fresh && typing(focused) && !s.root.contains(focused)) focused.blur();
   keepOnPage(s);
   if (restored) s.keepUrl();
   if ((s.reported !== s.step || s.reportedView !== JSON.stringify(s.viewNow())) && (h.sync || restored)) s.report();
