@@ -408,6 +408,10 @@ class Engine(ABC):
             options = replace(options, mode="teacher_forced")
             labels, target_warnings = self.prepare_target(target)
             labels = [*self.forced_prefix(options), *labels]  # the prefix is read and predicted as in decoding
+            if len(labels) > self.max_target_tokens:  # the prefix too must fit the decoder's positions
+                target_warnings = [f"The reference transcript with the forced prefix has {len(labels)} tokens; this "
+                                   f"model reads at most {self.max_target_tokens}, so it was truncated."]
+                labels = labels[: self.max_target_tokens - 1] + labels[-1:]
             run = self.teacher_forced_batch([src], [labels], options)[0]
             return self._on_axis(run, options, axis, record, warnings + target_warnings)
         if options.mode == "beam":

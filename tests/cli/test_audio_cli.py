@@ -164,3 +164,13 @@ def test_a_clip_list_to_a_text_model_is_one_line(tmp_path, clips, capsys):
     code = main(["eval", "--model", str(text_folder), "--audio-data", str(clips / "list.tsv")])
     err = capsys.readouterr().err
     assert code == 2 and "is a marian text model; a clip list is scored by a speech model" in err
+
+
+def test_a_transcript_longer_than_the_decoder_reads_is_truncated_with_a_warning(cli, clips, folder, tmp_path):
+    long = " ".join(["the cat sat on the mat"] * 20)  # with the forced prefix, more than the 64 positions
+    code, _, err = cli("trace", "--model", str(folder), "--audio", str(clips / "a.flac"), "--target", long,
+                       "--out", str(tmp_path / "t.json"))
+    assert code == 0, err
+    assert "so it was truncated" in err
+    trace = Trace.load(tmp_path / "t.json")
+    assert trace.m == 64 and trace.target_tokens[-1] == "<|endoftext|>"
