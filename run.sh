@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One entry point that does all set-up on a fresh machine, then does what you ask:
 #   ./run.sh app    start the app; it opens on the shipped everyday-en-fr model (http://localhost:8501)
-#   ./run.sh test   run the whole test suite (installs Chromium for the browser test if it can)
+#   ./run.sh test   ruff, then the whole test suite on every core (installs Chromium for the browser tests if it can)
+#   ./run.sh test --fast   ruff, then every test but the browser, slow, nginx, benchmark and AppTest ones
 #   ./run.sh serve --replicas K   K app replicas behind nginx with sticky sessions (installs nginx if it can)
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -47,11 +48,18 @@ case "${1:-}" in
         ;;
     test)
         setup
+        shift
+        # pytest-xdist: one worker a core (-n 0 after the command runs in one process). The fast loop leaves out
+        # what needs a browser, nginx, a server per test or many seconds (markers: pyproject.toml).
+        if [ "${1:-}" = --fast ]; then
+            shift
+            "$VENV/bin/ruff" check .
+            exec "$VENV/bin/python" -m pytest -n auto -m "not (browser or slow or nginx or benchmark or apptest)" "$@"
+        fi
         chromium
         espeak_ng
-        shift
         "$VENV/bin/ruff" check .
-        exec "$VENV/bin/python" -m pytest "$@"
+        exec "$VENV/bin/python" -m pytest -n auto "$@"
         ;;
     serve)
         setup
@@ -60,7 +68,7 @@ case "${1:-}" in
         exec "$VENV/bin/python" deploy/serve.py "$@"
         ;;
     *)
-        echo "usage: ./run.sh app | test | serve [--replicas K] [--port P] [-- streamlit options]" >&2
+        echo "usage: ./run.sh app | test [--fast] [pytest options] | serve [--replicas K] [--port P] [-- streamlit options]" >&2
         exit 2
         ;;
 esac

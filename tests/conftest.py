@@ -1,8 +1,12 @@
-"""pytest fixtures over tests/fixtures: the tiny random-weight checkpoint (no training) and its engine."""
+"""pytest fixtures over tests/fixtures: the tiny random-weight checkpoint (no training) and its engine; and the
+`apptest` mark, put on every test of a module that runs the app in this process (Streamlit's AppTest, directly or
+through tests/fixtures/apptest.py): those take a second or more each, and the fast loop (`./run.sh test --fast`)
+leaves them out with the browser, slow, nginx and benchmark tests."""
 
 from __future__ import annotations
 
 import os
+import types
 from pathlib import Path
 
 import pytest
@@ -16,6 +20,30 @@ os.environ.setdefault("LENS_DEFAULT_MODEL", "en-fr")
 # AppTest runs the app in this process and browser tests start servers from it: the warm-up thread
 # (app/warmup.py) would load a model and start kaleido's Chromium behind each test. Its own tests turn it on.
 os.environ.setdefault("LENS_WARMUP", "0")
+
+
+IN_PROCESS_APP = ("streamlit.testing", "tests.fixtures.apptest")  # AppTest, and the page tests' helpers over it
+
+
+def runs_the_app_in_process(module: types.ModuleType) -> bool:
+    """The module uses AppTest or a helper of tests/fixtures/apptest.py (read from its names: nothing imported)."""
+    for value in vars(module).values():
+        origin = value.__name__ if isinstance(value, types.ModuleType) else getattr(value, "__module__", None)
+        if isinstance(origin, str) and origin.startswith(IN_PROCESS_APP):
+            return True
+    return False
+
+
+def pytest_collection_modifyitems(config, items):
+    seen: dict[str, bool] = {}
+    for item in items:
+        module = getattr(item, "module", None)
+        if module is None:
+            continue
+        if module.__name__ not in seen:
+            seen[module.__name__] = runs_the_app_in_process(module)
+        if seen[module.__name__]:
+            item.add_marker(pytest.mark.apptest)
 
 
 @pytest.fixture(scope="session")

@@ -28,10 +28,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+# What pytest sets in the environment for the test running now: a server's environment leaves it out, so that
+# servers asked for by two tests with the same settings are one server.
+PER_TEST = ("PYTEST_CURRENT_TEST",)
+
+
 def app_env(model: str | Path | None = None, **extra: str) -> dict[str, str]:
     """This process's environment without its LENS_ settings, so a server sees only the shipped models; with
     `model`, that folder is the one model it lists and opens. `extra` adds variables (e.g. LENS_HF_MODELS)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LENS_") and k not in PER_TEST}
     if model is not None:
         path = str(Path(model).resolve())
         env.update(LENS_MODEL_DIRS=path, LENS_DEFAULT_MODEL=path)
@@ -40,7 +45,7 @@ def app_env(model: str | Path | None = None, **extra: str) -> dict[str, str]:
 
 
 def serve(env: Mapping[str, str], port: int, tree: Path = ROOT, extra: Sequence[str] = (),
-          seconds: float = 90) -> subprocess.Popen:
+          seconds: float = 240) -> subprocess.Popen:
     """`streamlit run` of `tree`'s app on 127.0.0.1:port (headless, no file watcher), returned once healthy:
     started as the tree's own commands start it (attention_lens.launch, where the tree has it)."""
     launcher = "attention_lens.launch" if (Path(tree) / "attention_lens" / "launch.py").is_file() else "streamlit"
@@ -84,7 +89,7 @@ def stop(proc: subprocess.Popen, timeout: float = 15) -> None:
 
 @contextlib.contextmanager
 def served(env: Mapping[str, str], tree: Path = ROOT, extra: Sequence[str] = (),
-           seconds: float = 90) -> Iterator[tuple[str, subprocess.Popen]]:
+           seconds: float = 240) -> Iterator[tuple[str, subprocess.Popen]]:
     """A healthy server on a free port for the `with` block: yields (its URL, its process), stops it after."""
     port = free_port()
     proc = serve(env, port, tree, extra, seconds)
