@@ -92,6 +92,7 @@ def train_cli(*args) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow  # trains in a fresh process
 def test_guided_fine_tune_writes_its_card(start, tmp_path):
     rows = [(s, t) for s, t in zip(SOURCES, TARGETS)] * 3
     data = pairs_file(tmp_path / "pairs.tsv", rows)
@@ -121,6 +122,7 @@ def test_bad_layer_is_one_line(start, tmp_path):
     assert run.stderr.strip().splitlines()[-1].startswith("error: --align-layer must be a decoder layer 1..2")
 
 
+@pytest.mark.slow  # trains in a fresh process
 def test_extra_pairs_with_their_own_links_join_the_training_split(start, tmp_path):
     rows = [(s, t) for s, t in zip(SOURCES, TARGETS)] * 3
     data = pairs_file(tmp_path / "pairs.tsv", rows)
@@ -146,6 +148,7 @@ def test_extra_pairs_with_their_own_links_join_the_training_split(start, tmp_pat
     assert card["train_config"]["align_extra"] == str(extra)
 
 
+@pytest.mark.slow  # trains in a fresh process
 def test_extra_pairs_can_train_the_alignment_only(start, tmp_path):
     """--align-extra-alignment-only leaves the extra pairs' translation loss out: a batch made only of extra pairs
     then trains the supervised head alone, and the loss stays finite (an all-ignored cross-entropy would be NaN)."""

@@ -21,6 +21,7 @@ def readme_python() -> str:
     return blocks[0]
 
 
+@pytest.mark.slow  # opens the everyday model in a fresh process
 def test_the_readme_example_is_three_lines_and_runs_from_any_folder(tmp_path):
     code = readme_python()
     assert len(code.strip().splitlines()) == 3
