@@ -1,7 +1,7 @@
 """`align` over a whole test set, old against new in one run: wall time, CPU time and peak memory (the
 process's maximum resident set, as /usr/bin/time -v reports it) at a small and a large number of lines.
 
-    flock -x /work/runs/cpu.lock .venv/bin/python -m benchmarks.align_stream            # 500 and 15,240 lines
+    .venv/bin/python -m benchmarks.align_stream            # 500 and 15,240 lines
     .venv/bin/python -m benchmarks.align_stream --lines 500 5000 50000 --sides new       # any sizes, one side
     .venv/bin/python -m benchmarks.align_stream --quick                                  # 20 and 60 lines
 
@@ -27,7 +27,6 @@ from pathlib import Path
 
 from benchmarks.harness import ROOT
 
-OLD_COMMIT = "8dc84c4"  # the last commit before align read its file as a stream
 MODEL = ROOT / "checkpoints" / "everyday-de-en"
 DATA = ROOT / "assets" / "data" / "de-en.test.tsv"
 
@@ -72,7 +71,8 @@ def run_align(data: Path, method: str, pythonpath: Path | None, cwd: Path, extra
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--old", default=OLD_COMMIT, help="the commit to compare with (default %(default)s)")
+    ap.add_argument("--old", metavar="REV", help="a git revision to compare with (e.g. the commit "
+                    "before the change); without it, this tree alone")
     ap.add_argument("--method", default="union-plain-mean", help="align's --method (default %(default)s)")
     ap.add_argument("--small", type=int, default=500, help="lines of the small run")
     ap.add_argument("--repeat", type=int, default=30, help="the large run: 508 lines repeated this many times")
@@ -85,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="new's --threads (default: torch's own default here, %(default)s, which old always used; "
                          "new otherwise picks fewer on a busy machine and the two would not use the same cores)")
     args = ap.parse_args(argv)
+    args.sides = [s for s in args.sides if s == "new" or args.old]
     base_n = 20 if args.quick else 508
     lines = DATA.read_text(encoding="utf-8").splitlines()[:base_n]
     sizes = ([20, 60] if args.quick else args.lines) or [args.small, base_n * args.repeat]

@@ -5,8 +5,8 @@ resident memory (VmHWM). `--memory`: the new code alone, in a fresh process per 
 aligns it (uploads.align_upload): peak resident memory (/usr/bin/time -v) and the bytes the report holds
 (UploadReport.nbytes) at 500, 5,000 and the size cap's number of lines.
 
-    flock -x /work/runs/cpu.lock .venv/bin/python -m benchmarks.align_upload_app --old COMMIT
-    flock -x /work/runs/cpu.lock .venv/bin/python -m benchmarks.align_upload_app --memory
+    .venv/bin/python -m benchmarks.align_upload_app --old COMMIT
+    .venv/bin/python -m benchmarks.align_upload_app --memory
     .venv/bin/python -m benchmarks.align_upload_app --quick        # 200 lines, this checkout only
 
 The file: every 32nd pair of assets/data/tatoeba/en-fr.tsv.gz (a spread of lengths, 6 words on average), the first
@@ -33,7 +33,6 @@ from benchmarks.harness import IDLE, ROOT, app_env, launch, served
 
 TATOEBA = ROOT / "assets" / "data" / "tatoeba" / "en-fr.tsv.gz"
 MODEL = ROOT / "checkpoints" / "everyday-en-fr"
-OLD_COMMIT = "11813ef"  # the page before it read uploads as a stream (first 5,000 sentences, attention kept)
 TIMEOUT_MS = 600_000
 
 
@@ -175,15 +174,17 @@ def memory(sizes: list[int], path: Path, cap_bytes: int) -> list[dict]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--lines", type=int, default=5000)
-    p.add_argument("--file", default="/tmp/align_upload_5000.tsv")
-    p.add_argument("--old", default=OLD_COMMIT, help="the commit to compare with (default %(default)s)")
+    p.add_argument("--file", default=str(Path(tempfile.gettempdir()) / "align_upload_5000.tsv"))
+    p.add_argument("--old", metavar="REV", help="a git revision to compare with (e.g. the commit "
+                    "before the change); without it, this tree alone")
     p.add_argument("--sides", nargs="+", default=["old", "new"], choices=["old", "new"])
     p.add_argument("--memory", action="store_true", help="peak memory of the new code at 500, 5,000 and the cap's "
                                                          "lines (no browser)")
     p.add_argument("--quick", action="store_true", help="200 lines, this checkout only (a check that it runs)")
     args = p.parse_args(argv)
     if args.quick:
-        args.lines, args.sides, args.file = 200, ["new"], "/tmp/align_upload_200.tsv"
+        args.lines, args.sides, args.file = 200, ["new"], str(Path(tempfile.gettempdir()) / "align_upload_200.tsv")
+    args.sides = [s for s in args.sides if s == "new" or args.old]
     path = build(Path(args.file), args.lines)
     result: dict = {"lines": args.lines, "loadavg": os.getloadavg()}
     if args.memory:

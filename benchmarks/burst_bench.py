@@ -15,12 +15,12 @@ A burst: every page and session steps at the same instant, `--rounds` times, `--
 Chromium's click is timed inside the page (benchmarks/stepper_bench.CLICK: to the first animation frame that
 shows the new row). Server CPU (utime + stime) over the bursts, per step of every page and session.
 
-    .venv/bin/python -m benchmarks.burst_bench --old /tmp/burst-old --new /tmp/burst-new --sessions 29 --pages 1
-    .venv/bin/python -m benchmarks.burst_bench --new /tmp/burst-new --sessions 0 --pages 30
-    .venv/bin/python -m benchmarks.burst_bench --new /tmp/burst-new --sessions 0 --pages 1,2,4,8,16
+    .venv/bin/python -m benchmarks.burst_bench --old OLD_TREE --new NEW_TREE --sessions 29 --pages 1
+    .venv/bin/python -m benchmarks.burst_bench --new NEW_TREE --sessions 0 --pages 30
+    .venv/bin/python -m benchmarks.burst_bench --new NEW_TREE --sessions 0 --pages 1,2,4,8,16
     .venv/bin/python -m benchmarks.burst_bench --capture tests/fixtures/stepper_step.json   # this tree, 20 steps
 
-Trees: checkouts (`git archive`) with `pkg/attention_lens` of symlinks (/work/runs/mknew.sh); this venv serves
+Trees: checkouts (`git archive`) with `pkg/attention_lens` of symlinks; this venv serves
 each. Prints one JSON line (a list of results per tree: one per class), each result also on stderr as it ends.
 """
 

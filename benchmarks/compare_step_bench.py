@@ -11,8 +11,8 @@ the new one on the page (the stepper's key). It is timed inside the page, from t
 first animation frame after both sides show the new step: old, both plotly pictures have its rows and A's
 caption names it; new, the pair stepper's `data-step` (set in the task that draws both sides and A − B).
 
-    flock -x /work/runs/cpu.lock .venv/bin/python -m benchmarks.compare_step_bench --old 140d7e2~1 --new 140d7e2
-    .venv/bin/python -m benchmarks.compare_step_bench --no-old --new . --steps 1   # quick: this tree, one step
+    .venv/bin/python -m benchmarks.compare_step_bench --old 140d7e2~1 --new 140d7e2
+    .venv/bin/python -m benchmarks.compare_step_bench --new . --steps 1   # quick: this tree, one step
 
 Prints one JSON object.
 """
@@ -135,8 +135,8 @@ async def measure_tree(url: str, pid: int, steps: int, old: bool) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--old", default="140d7e2~1", help="a commit whose Compare steps on the server")
-    parser.add_argument("--no-old", action="store_true", help="the new tree only")
+    parser.add_argument("--old", metavar="REV", help="a git revision to compare with (e.g. the commit "
+                    "before the change); without it, this tree alone")
     parser.add_argument("--new", default="HEAD", help="a commit whose Compare steps in the browser, or a folder "
                                                       "(served as it is: `.`, this working tree)")
     parser.add_argument("--steps", type=int, default=20)
@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     result: dict = {"page": LINK}
     with tempfile.TemporaryDirectory(prefix="compare_bench_") as tmp:
         where = args.where or Path(tmp)
-        for name, commit in (("old", None if args.no_old else args.old), ("new", args.new)):
+        for name, commit in (("old", args.old), ("new", args.new)):
             if commit is None:
                 continue
             if Path(commit).is_dir():  # a folder, served as it is, with this venv's own package

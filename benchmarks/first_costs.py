@@ -12,7 +12,7 @@ The first page is timed twice from the goto: `first_page_s` until the attention 
 `first_drawn_s` until the chart has drawn its picture and the page's script run has finished.
 Prints one JSON line per run, then one with each measure's median per setting.
 
-    .venv/bin/python -m benchmarks.first_costs --rounds 3 --idle 10 [--old-tree /tmp/wt-old] [--port 8621]
+    .venv/bin/python -m benchmarks.first_costs --rounds 3 --idle 10 [--old-tree OLD_TREE] [--port 8621]
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ Here, `benchmarks/gpu_join.sh FOLDER DEST` joins the pieces back into checkpoint
 
 Rehearsal on the CPU (a minute; tests/builtin/test_gpu_train_rehearsal.py runs it):
 
-    python -m benchmarks.gpu_train_everyday --out /tmp/rehearsal --preset cpu-rehearsal --device cpu --lines 3000
+    python -m benchmarks.gpu_train_everyday --out rehearsal --preset cpu-rehearsal --device cpu --lines 3000
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import os
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from pathlib import Path
 
@@ -80,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--minutes", type=float, help="train --time-budget per model (default: the preset's)")
     ap.add_argument("--lines", type=int, default=0, help="train on the first N pairs only (rehearsal; 0: all)")
     ap.add_argument("--sequential", action="store_true", help="one model after the other (default: side by side)")
-    ap.add_argument("--work", default="/tmp/gpu_train_everyday", help="scratch folder for the checkpoints")
+    ap.add_argument("--work", default=str(Path(tempfile.gettempdir()) / "gpu_train_everyday"),
+                    help="scratch folder for the checkpoints")
     args = ap.parse_args(argv)
     if not args.out:
         ap.error("give --out (or set $OUT)")

@@ -1,7 +1,7 @@
 """The Heads page's "Your file" in the app's own path (app.services, as the page calls it), old against new in one
 run: wall time, CPU time and peak memory to rank every head and measure its role over an upload of N lines.
 
-    flock -x /work/runs/cpu.lock .venv/bin/python -m benchmarks.heads_upload --lines 500 5000
+    .venv/bin/python -m benchmarks.heads_upload --lines 500 5000
     .venv/bin/python -m benchmarks.heads_upload --lines 500 --sides new       # one side only
     .venv/bin/python -m benchmarks.heads_upload --quick                       # 20 lines, new only
 
@@ -31,7 +31,6 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-OLD_COMMIT = "0e0e055"  # the last commit whose Heads page read an upload whole (a line cap, every pair at once)
 MODEL = "everyday-en-fr"
 
 CHILD = r"""
@@ -116,12 +115,14 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--lines", type=int, nargs="+", default=[500, 5000])
     p.add_argument("--sides", nargs="+", choices=("old", "new"), default=["old", "new"])
-    p.add_argument("--old", default=OLD_COMMIT, help=f"the old side's commit (default {OLD_COMMIT})")
+    p.add_argument("--old", metavar="REV", help="a git revision to compare with (e.g. the commit "
+                    "before the change); without it, this tree alone")
     p.add_argument("--model", default=MODEL, help=f"a shipped everyday model (default {MODEL})")
     p.add_argument("--quick", action="store_true", help="20 lines, the new side only")
     args = p.parse_args(argv)
     if args.quick:
         args.lines, args.sides = [20], ["new"]
+    args.sides = [s for s in args.sides if s == "new" or args.old]
     pairs = test_pairs(args.model)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -22,8 +22,8 @@ side; its app runs on this venv.
 
     .venv/bin/python -m benchmarks.page_times --n 5
     .venv/bin/python -m benchmarks.page_times --quick        # each page once after its first open
-    .venv/bin/python -m benchmarks.page_times --n 5 --tree /tmp/old-worktree
-    flock -x /work/runs/cpu.lock .venv/bin/python -m benchmarks.page_times --old /tmp/old --rounds 5
+    .venv/bin/python -m benchmarks.page_times --n 5 --tree OLD_TREE
+    .venv/bin/python -m benchmarks.page_times --old OLD_TREE --rounds 5
 """
 
 from __future__ import annotations

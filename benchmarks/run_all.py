@@ -1,8 +1,8 @@
 """The benchmark suite: every benchmark in benchmarks/ in one run, its measured figures written to RESULTS.md.
 
     .venv/bin/python -m benchmarks.run_all                    # the full run (long: load tests, page loads)
-    .venv/bin/python -m benchmarks.run_all --only engine_speed app_latency payload --out /tmp/r.md
-    .venv/bin/python -m benchmarks.run_all --quick --out /tmp/r.md   # every benchmark at tiny sizes (a test)
+    .venv/bin/python -m benchmarks.run_all --only engine_speed app_latency payload --out r.md
+    .venv/bin/python -m benchmarks.run_all --quick --out r.md   # every benchmark at tiny sizes (a test)
 
 Parts 1-5 (the engine, a step click, bytes to the browser) run in this process and are written as tables of
 medians and ratios. Every other benchmark runs as `python -m benchmarks.NAME` with its own arguments (`--quick`,
@@ -88,7 +88,7 @@ SUITE = (
     Benchmark("compare_step_bench", "What does a step of Compare's shared step bar cost when both sides and their "
               "difference step in the browser, against a server run per step (key to both rows drawn, frames sent, "
               "server CPU; old and new in one run)?",
-              quick=("--no-old", "--new", ".", "--steps", "1")),
+              quick=("--new", ".", "--steps", "1")),
     Benchmark("timing_rank", "How long and how much memory does ranking every head of a whisper-tiny-sized model as "
               "a word timer take for 300 clips of 5 s (DTW for every head, the greedy head set, the report)?"),
     Benchmark("heads_speed", "How much faster is the Heads ranking with many heads off in one batched pass than with "

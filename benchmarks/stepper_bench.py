@@ -8,7 +8,7 @@ page's step is "drawn" when the new row is on screen: for a tree with the steppe
 `data-step` (set in the same task that draws the canvas); for one without, the ECharts picture's description
 naming the new last query (what the project's browser tests wait for).
 
-    .venv/bin/python -m benchmarks.stepper_bench --old /tmp/old --new /tmp/new
+    .venv/bin/python -m benchmarks.stepper_bench --old OLD_TREE --new NEW_TREE
     .venv/bin/python -m benchmarks.stepper_bench --bytes-only
 
 Prints one JSON object.

@@ -8,7 +8,7 @@ both). A switch is the stepper's own button where the tree has one (`.lens-viewb
 segmented control (`.st-key-kind`, `.st-key-view`). Done when the picture's description names the new kind and
 view and the page is idle.
 
-    .venv/bin/python -m benchmarks.view_switch_bench --old /tmp/old --new /tmp/new
+    .venv/bin/python -m benchmarks.view_switch_bench --old OLD_TREE --new NEW_TREE
 
 Prints one JSON object.
 """

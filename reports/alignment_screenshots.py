@@ -2,7 +2,7 @@
 from that table (a click on its first row) with its links and word matrix with gold, and the error breakdown.
 
     .venv/bin/streamlit run app/streamlit_app.py --server.headless true --server.port 8731 &
-    .venv/bin/python -m reports.alignment_screenshots --port 8731 --data /work/shared/data/gold/hansards-en-fr.tsv \
+    .venv/bin/python -m reports.alignment_screenshots --port 8731 --data PATH/TO/hansards-en-fr.tsv \
         --lines 150 --model everyday-en-fr --out assets
 
 Writes alignment-worst-1366.png, alignment-sentence-1366.png, alignment-breakdown-1366.png under --out, and

@@ -2,7 +2,7 @@
 (sentences done, rate, time left) and the page once done (the caption saying how many sentences were read, the
 worst-first table). Serves this checkout with the everyday en-fr model.
 
-    .venv/bin/python -m reports.alignment_stream_screenshot --file /tmp/align_upload_5000.tsv --repeat 4 --out assets
+    .venv/bin/python -m reports.alignment_stream_screenshot --file align_upload_5000.tsv --repeat 4 --out assets
 
 The file uploaded: --file's lines repeated --repeat times (benchmarks/align_upload_app.py writes such a file).
 Writes alignment-stream-progress-1366.png and alignment-stream-done-1366.png under --out.

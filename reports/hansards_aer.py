@@ -1,7 +1,7 @@
 """AER of a model's cross-attention on the Hansards en-fr gold alignments, beside a statistical aligner.
 
     .venv/bin/python reports/hansards_aer.py --model checkpoints/everyday-en-fr \
-        --gold ../shared/data/gold/hansards-en-fr.tsv [--eflomal-python /tmp/eflvenv/bin/python] [--json OUT]
+        --gold PATH/TO/hansards-en-fr.tsv [--eflomal-python eflvenv/bin/python] [--json OUT]
 
 The model side: every gold sentence pair is fed as the file gives it (lowercased except proper nouns,
 tokenised, French elisions and contractions written out: `le avis`, `de le ministre`), teacher-forced, and
@@ -12,7 +12,7 @@ The baseline: eflomal (Östling & Tiedemann 2016), a Bayesian IBM-model aligner,
 en-fr text (lowercased, tokenised and with elisions written out as the gold file has them) together with the
 447 gold sentences, as such aligners are used; forward and reverse links symmetrised (intersection, union,
 grow-diag-final-and). eflomal compiles C at install, so it runs from its own venv:
-`python3 -m venv /tmp/eflvenv && /tmp/eflvenv/bin/pip install eflomal`. The gold file is evaluation data only
+`python3 -m venv eflvenv && eflvenv/bin/pip install eflomal`. The gold file is evaluation data only
 and is not part of the project: pass its path.
 """
 

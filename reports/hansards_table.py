@@ -4,7 +4,7 @@ alignment) its supervised head, beside a statistical aligner's `--json` reports.
 
     .venv/bin/python reports/hansards_table.py --gold PATH/TO/hansards-en-fr.tsv \
         --model checkpoints/everyday-en-fr --model checkpoints/everyday-en-fr-aligned \
-        --aligner-json eflomal=/tmp/hansards.eflomal.json --aligner-json ibm2=/tmp/hansards.ibm2.json \
+        --aligner-json eflomal=hansards.eflomal.json --aligner-json ibm2=hansards.ibm2.json \
         --json reports/hansards_table.json
 
 The sentences are fed as the gold file writes them (lowercased, tokenised, French contractions written out), each
