@@ -53,11 +53,11 @@ class Clip:
 # ---- the shipped clips ---------------------------------------------------------------------------------------------
 def clip_lists() -> list[Path]:
     """The clip lists the presets come from: the operator's (LENS_SPEECH_CLIPS, one TSV file), else the shipped
-    ones (assets/speech/*.tsv)."""
+    ones (assets/speech/*/list.tsv: the test split first)."""
     named = os.environ.get(ENV_CLIPS, "").strip()
     if named:
         return [Path(named).expanduser().resolve()]
-    return sorted(SPEECH_DIR.glob("*.tsv")) if SPEECH_DIR.is_dir() else []
+    return sorted(SPEECH_DIR.glob("*/list.tsv")) if SPEECH_DIR.is_dir() else []
 
 
 def speech_presets() -> list[dict[str, Any]]:
