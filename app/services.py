@@ -483,7 +483,10 @@ def timing_clip(model_key: str, digest: str, transcript: str, heads: tuple[tuple
     matrix = head_matrices(picked).mean(axis=0)
     path_rows, path_cols = dtw_path(matrix)
     words = word_timings(trace, list(heads))
-    return {"matrix": matrix, "path_rows": path_rows, "path_cols": path_cols, "tokens": list(tokens[:len(matrix)]),
+    from tokenizers import decoders
+
+    labels = [decoders.ByteLevel().decode([t]) for t in tokens[:len(matrix)]]  # byte-level pieces as text
+    return {"matrix": matrix, "path_rows": path_rows, "path_cols": path_cols, "tokens": labels,
             "mel": trace.source["mel"], "mel_hop_s": float(trace.source["mel_hop_s"]),
             "frame_s": float(trace.source["frame_s"]), "words": [(w.word, w.start, w.end) for w in words]}
 
