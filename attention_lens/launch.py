@@ -16,7 +16,11 @@ the tests' servers start the app this way; nginx in front of replicas takes requ
 
 from __future__ import annotations
 
+import importlib
+import logging
+import os
 import sys
+import threading
 
 # Chromium opens addresses of up to 2 MiB (its kMaxURLChars); the rest of a head (cookies, a referrer Chromium cuts
 # to 4 KiB) fits the 64 KiB added. deploy/nginx.conf.template's large_client_header_buffers is the same size.
@@ -33,11 +37,33 @@ def allow_long_request_heads(limit: int = LONGEST_REQUEST_HEAD) -> None:
     h11_impl.DEFAULT_MAX_INCOMPLETE_EVENT_SIZE = max(limit, h11_impl.DEFAULT_MAX_INCOMPLETE_EVENT_SIZE)
 
 
+def import_app_early() -> threading.Thread | None:
+    """The app's heavy imports (torch and the model code, plotly, pandas: app/warmup.py imports what the pages use)
+    on a thread while Streamlit starts its server, so that the first visitor's page does not wait for them (it
+    was blank for ~4.8 s); the page's own imports then find them done, or wait for the thread's. Off with
+    LENS_WARMUP=0, as the rest of the warm-up."""
+    if os.environ.get("LENS_WARMUP", "1") == "0":
+        return None
+
+    def run() -> None:
+        try:
+            importlib.import_module("attention_lens.app.warmup")
+        except Exception:  # the page imports it again, and says what is wrong there
+            logging.getLogger(__name__).warning("early import of the app failed", exc_info=True)
+
+    thread = threading.Thread(target=run, name="lens-imports", daemon=True)
+    thread.start()
+    return thread
+
+
 def main(argv: list[str] | None = None) -> None:
     allow_long_request_heads()
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["run"]:
+        import_app_early()
     from streamlit.web import cli
 
-    sys.argv = ["streamlit", *(sys.argv[1:] if argv is None else argv)]
+    sys.argv = ["streamlit", *args]
     cli.main(prog_name="streamlit")  # as `python -m streamlit` calls it (click exits with Streamlit's code)
 
 
