@@ -1,7 +1,7 @@
 """AER of the shipped models read off raw, norm-weighted and rollout cross-attention (issue 14), and how the
 head ranking by ablation compares with the per-head AER.
 
-    .venv/bin/python reports/aer_readings.py [--pairs en-fr de-en] [--limit N] [--heads-limit 200]
+    .venv/bin/python -m reports.aer_readings [--pairs en-fr de-en] [--limit N] [--heads-limit 200]
 
 Part 1, per pair: the whole test split (`assets/data/PAIR.test.tsv`), `union` and `argmax` extraction over the
 mean of every cross head, plain and shift-aware readings, for each of the three weights (one alignment pass per

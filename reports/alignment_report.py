@@ -1,6 +1,6 @@
 """Alignment quality of the shipped models on their test splits, as markdown for the note.
 
-    .venv/bin/python reports/alignment_report.py [--pairs en-fr de-en] [--limit N] [--split test]
+    .venv/bin/python -m reports.alignment_report [--pairs en-fr de-en] [--limit N] [--split test]
 
 For each model: `best` chosen on the valid split (regenerated, deterministic) and scored on the test split;
 the best of each reading; `best` chosen on the first half of the test split and scored on the second; the

@@ -2,7 +2,7 @@
 a weight mix with the chain's start (reports/mix_checkpoints.py): the stages' cards are read back, checked to link
 up, and recorded in the final card, so that it tells the whole history and the figures measured on the final weights.
 
-    .venv/bin/python reports/chain_card.py --model FINAL --stages STAGE1/card.json ... STAGEn/card.json \\
+    .venv/bin/python -m reports.chain_card --model FINAL --stages STAGE1/card.json ... STAGEn/card.json \\
         --method inter-shift-L2H1 --test test.json --valid valid.json [--hansards H.json] [--agreement A.json] \\
         [--extra-description TEXT]
 

@@ -2,7 +2,7 @@
 file: AER of every extraction under both readings, and its cost per sentence beside the raw attention's, both
 measured in this one process on the same sentences.
 
-    .venv/bin/python reports/gradient_aer.py --gold PATH/TO/hansards-en-fr.tsv \
+    .venv/bin/python -m reports.gradient_aer --gold PATH/TO/hansards-en-fr.tsv \
         --model checkpoints/everyday-en-fr --json reports/gradient_aer.json
 
 The sentences are fed as the gold file writes them (as reports/hansards_table.py does), each target teacher

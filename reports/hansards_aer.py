@@ -1,6 +1,6 @@
 """AER of a model's cross-attention on the Hansards en-fr gold alignments, beside a statistical aligner.
 
-    .venv/bin/python reports/hansards_aer.py --model checkpoints/everyday-en-fr \
+    .venv/bin/python -m reports.hansards_aer --model checkpoints/everyday-en-fr \
         --gold PATH/TO/hansards-en-fr.tsv [--eflomal-python eflvenv/bin/python] [--json OUT]
 
 The model side: every gold sentence pair is fed as the file gives it (lowercased except proper nouns,

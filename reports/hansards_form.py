@@ -1,6 +1,6 @@
 """Sentence pairs rewritten in the written form of the Hansards gold file, for guided-alignment training data.
 
-    .venv/bin/python reports/hansards_form.py --data assets/data/tatoeba/en-fr.tsv.gz --split train --seed 0 \
+    .venv/bin/python -m reports.hansards_form --data assets/data/tatoeba/en-fr.tsv.gz --split train --seed 0 \
         --out en-fr.train.hansards-form.tsv
 
 The gold file (hansards-en-fr.tsv) is truecased and tokenised: the first word lowercased unless it is a name

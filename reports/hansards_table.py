@@ -2,7 +2,7 @@
 extraction and reading, as the mean of all heads, the best single head and (for a model trained with guided
 alignment) its supervised head, beside a statistical aligner's `--json` reports.
 
-    .venv/bin/python reports/hansards_table.py --gold PATH/TO/hansards-en-fr.tsv \
+    .venv/bin/python -m reports.hansards_table --gold PATH/TO/hansards-en-fr.tsv \
         --model checkpoints/everyday-en-fr --model checkpoints/everyday-en-fr-aligned \
         --aligner-json eflomal=hansards.eflomal.json --aligner-json ibm2=hansards.ibm2.json \
         --json reports/hansards_table.json

@@ -9,7 +9,7 @@ For each of `en-fr`, `en-fr-no-causal-mask`, `en-fr-no-shift` (checkpoints/):
    weight on the next position (t -> t+1) and on the copying diagonal, teacher-forced accuracy, free-running
    (greedy) exact match, and how often the greedy output writes one token >= 3 times in a row.
 
-    .venv/bin/python reports/leakage_report.py [--n 200] [--probe-n 20] [--json]
+    .venv/bin/python -m reports.leakage_report [--n 200] [--probe-n 20] [--json]
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ pair each (model.training.guided.join_linked_pairs: the links moved by the words
 joins the same two words). Sentences of parliamentary length with exact links, for `train --align-extra`, without
 another aligner run.
 
-    .venv/bin/python reports/long_pairs.py --data en-fr.train.hform.tsv --links en-fr.train.hform.links \
+    .venv/bin/python -m reports.long_pairs --data en-fr.train.hform.tsv --links en-fr.train.hform.links \
         --out en-fr.train.long --seed 0 [--sizes 2 3 4] [--max-pairs N]
 
 writes en-fr.train.long.tsv and en-fr.train.long.links (one line per joined pair). The pairs are shuffled

@@ -3,7 +3,7 @@ ALPHA * A + (1 - ALPHA) * B. A fine-tune (A) mixed with the model it started fro
 learnt against what it lost; choose ALPHA on held-out data (valid chrF, agreement with the aligner's links on valid
 pairs), never on the data the result is reported on.
 
-    .venv/bin/python reports/mix_checkpoints.py --a RUN --b checkpoints/everyday-en-fr --alpha 0.7 --out MIX
+    .venv/bin/python -m reports.mix_checkpoints --a RUN --b checkpoints/everyday-en-fr --alpha 0.7 --out MIX
 
 The two must have the same config and the same tokenizers. MIX gets A's tokenizers, word counts and card, with
 `weights_mix` ({a, b, alpha}) added and A's measured test/valid metrics removed (measure MIX's own with `eval`).

@@ -1,6 +1,6 @@
 """The everyday models' training curves as one picture: validation loss and chrF against steps and minutes.
 
-    .venv/bin/python reports/training_curves.py [--out assets/everyday-training.png]
+    .venv/bin/python -m reports.training_curves [--out assets/everyday-training.png]
 
 Reads each checkpoint's train_log.csv (a continued run's log goes on from its start's steps and seconds);
 validation loss is teacher-forced cross-entropy per token on 500 validation pairs, chrF is greedy decoding

@@ -2,8 +2,8 @@
 type them against the same pairs written as the Hansards gold file writes its sentences (lowercased, tokenised,
 French elisions and contractions written out), each scored against a statistical aligner's links of that form.
 
-    .venv/bin/python reports/written_form_gap.py --model checkpoints/everyday-en-fr-aligned [--backend eflomal]
-    .venv/bin/python reports/written_form_gap.py --model checkpoints/everyday-de-en-aligned --forms typed --start
+    .venv/bin/python -m reports.written_form_gap --model checkpoints/everyday-en-fr-aligned [--backend eflomal]
+    .venv/bin/python -m reports.written_form_gap --model checkpoints/everyday-de-en-aligned --forms typed --start
 
 --forms typed alone gives the agreement of docs/alignment.md's table (the head against the aligner's links on the
 held-back test pairs); --start also scores the same method on the model the card's init_from names.
@@ -24,7 +24,8 @@ from attention_lens.model.analysis.alignment import format_pharaoh, run_alignmen
 from attention_lens.model.corpora import Example, read_tsv
 from attention_lens.model.corpora.grouped_split import PROJECT, split_by_sentence
 from attention_lens.model.engine.loader import load_engine
-from hansards_aer import gold_style  # the sibling script: French and English as the Hansards gold writes them
+
+from reports.hansards_aer import gold_style  # French and English as the Hansards gold writes them
 
 
 def main(argv: list[str] | None = None) -> int:
