@@ -1,11 +1,11 @@
-"""Explore's panels beside and below the attention picture: the step's tokens and next-token chart, forcing a
-token, the live beams and the exports."""
+"""Explore's panels below the attention picture: forcing a token, the live beams and the exports (the step's
+tokens and next-token bars are drawn in the page by the stepper, app/render/stepper)."""
 
 from __future__ import annotations
 
 import streamlit as st
 from attention_lens.app import exports, services, state
-from attention_lens.app.render import bars, beams
+from attention_lens.app.render import beams
 from attention_lens.app.screens.explore_controls import K_FORCED, K_STEP, chips
 
 K_FORCE_MISS, K_OWN, K_FORCE_AT = "force_miss", "reference_own", "force_at"
@@ -14,40 +14,6 @@ K_WAS_TEACHER, K_OWN_FOR = "was_teacher", "reference_own_for"  # when the refere
 
 def _unforce() -> None:
     st.session_state[K_FORCED] = ()
-
-
-# ---- views ----------------------------------------------------------------------------------------------------
-def step_panel(engine, trace, step: int, teacher: bool, forced: int, present: bool) -> None:
-    """The step's words, in the narrow column beside the picture (presenter mode: the words only)."""
-    t = step - 1
-    s = trace.steps[t]
-    special = engine.special_pieces()
-    st.markdown(f"**Step {step} of {trace.m}**")
-    label = "Reference read so far" if teacher else "Output so far"
-    st.container(key="prefix").markdown(f"<span class='lens-label'>{label}</span>"
-                                        + chips(trace.target_tokens[:step], now=t, forced=forced, special=special),
-                                        unsafe_allow_html=True)
-    as_text = beams.text(trace.target_tokens[:step], special)
-    st.markdown(f"<span class='lens-label'>as text</span> {state.text(as_text)}", unsafe_allow_html=True)
-    st.markdown(f"<span class='lens-label'>row {t} read</span>"
-                + chips([trace.decoder_input_tokens[t]], cls="read", special=special)
-                + f"<span class='lens-label'>and {'had to predict' if teacher else 'chose'}</span>"
-                + chips([trace.target_tokens[t]], now=0), unsafe_allow_html=True)
-    if teacher:
-        verdict = ":green[matches]" if s.extra.get("correct") else ":red[differs from]"
-        st.markdown(f"Model's top guess: {chips([s.token])} ({s.prob:.1%}) {verdict} the reference "
-                    f"{chips([trace.target_tokens[t]])} (p = {s.extra.get('target_prob', 0):.1%}).",
-                    unsafe_allow_html=True)
-
-
-def topk_panel(trace, step: int, teacher: bool) -> None:
-    """The next-token distribution at the step, as HTML bars (app/render/bars.py)."""
-    s = trace.steps[step - 1]
-    st.container(key="topk").markdown(
-        bars.topk_html(s.top_k, chosen=s.token, reference=trace.target_tokens[step - 1] if teacher else None,
-                       title=f"Next token at step {step}", escape=state.text), unsafe_allow_html=True)
-    st.caption("Orange: the token " + ("the model would pick; outlined: the reference." if teacher
-                                       else "decoding chose."))
 
 
 LISTED = 5000  # a target vocabulary up to this size is listed whole in the force box; a larger one (opus-mt's
