@@ -55,6 +55,7 @@ class Timings:
         self.source = timings
         self.ctm: dict[str, ClipGold] | None = None
         self.folder: str | None = None
+        self.used: set[str] = set()  # the CTM utterances some clip matched
         if timings is None:
             return
         if os.path.isdir(timings):
@@ -66,7 +67,6 @@ class Timings:
             if not os.path.isfile(timings):
                 raise TimingError(f"{timings}: no such file")
             self.ctm = read_ctm(timings)
-        self.used: set[str] = set()
 
     def keys(self, name: str) -> list[str]:
         base = os.path.basename(name)

@@ -13,6 +13,7 @@ agree one to one, in order; otherwise the clip is refused, naming the first word
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,18 +21,14 @@ from dataclasses import dataclass
 from attention_lens.model.analysis.alignment.words import word_groups
 from attention_lens.model.analysis.timing.gold import ClipGold, TimingError
 
+APOSTROPHE_AT_AN_EDGE = re.compile(r"(?<!\w)'|'(?!\w)")  # an apostrophe not between two letters or digits
+
 
 def word_key(word: str) -> str:
     """What two spellings of a word must share to be the same word (the rule in the module docstring)."""
     text = unicodedata.normalize("NFKC", word).casefold().replace("\u2019", "'")
-    kept = [c if unicodedata.category(c)[0] in "LNM" else "'" if c == "'" else "" for c in text]
-    out = []
-    for k, c in enumerate(kept):  # an apostrophe only between two kept letters or digits
-        if c == "'" and not (out and out[-1] != "'" and any(x not in ("", "'") for x in kept[k + 1:k + 2])):
-            continue
-        if c:
-            out.append(c)
-    return "".join(out)
+    kept = "".join(c for c in text if c == "'" or unicodedata.category(c)[0] in "LNM")
+    return APOSTROPHE_AT_AN_EDGE.sub("", kept)
 
 
 def transcript_keys(text: str) -> list[str]:
