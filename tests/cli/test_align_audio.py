@@ -82,3 +82,24 @@ def test_bad_heads_and_text_models_are_one_line(data, capsys, tiny_ckpt):
     assert err == "error: --alignment-heads 5:0: this model has 2 decoder layers x 4 heads (0-based)"
     assert main([*argv, "--model", str(tiny_ckpt)]) == 2
     assert "reads text: --audio-data needs a speech model" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_shards_choosing_on_a_selection_list_merge_into_the_whole_run(data, capsys, tmp_path):
+    root, folder = data
+    select = root / "select.tsv"
+    select.write_text("\n".join((root / "list.tsv").read_text().splitlines()[:2]) + "\n")
+    argv = ["align", "--model", str(folder), "--audio-data", str(root / "list.tsv"), "--timings",
+            str(root / "gold.ctm"), "--select-on", str(select), "--json", "--quiet"]
+    whole = run_json(capsys, *argv)
+    assert whole["selection"]["source"] == "select.tsv" and whole["selection"]["chosen_on"] == 2
+    assert whole["n_clips"] == 4
+    paths = []
+    for k in (1, 2):
+        part = run_json(capsys, *argv, "--shard", f"{k}/2")
+        assert part["alignment_heads"] == whole["alignment_heads"]  # every shard chose the same set
+        paths.append(tmp_path / f"s{k}.json")
+        paths[-1].write_text(json.dumps(part))
+    merged = run_json(capsys, "merge", *map(str, paths))
+    for key in ("n_words", "median_start_error_ms", "within_100ms", "heads", "mean_of_heads", "clips"):
+        assert merged[key] == whole[key], key
