@@ -51,6 +51,7 @@ class SpeechSetting:
     max_target_positions: int = 64
     bf16: bool = True
     ctc_weight: float = 0.3  # share of an auxiliary CTC loss on the encoder (training only; not saved)
+    spec_augment: bool = True  # time and frequency masks on the training log-mels
 
 
 def read_list(path: Path) -> list[tuple[str, str]]:
@@ -147,6 +148,7 @@ def train_speech(data: Path, out: Path, setting: SpeechSetting, log=None, init_f
     window_s = int(round(feats.shape[-1] / 100))
     texts = [t for _, t in train_rows]
     before = {"steps": 0, "clips_seen": 0, "minutes": 0.0, "history": []}
+    prior: dict = {}
     if init_from is not None:
         processor = AutoProcessor.from_pretrained(init_from)
         gen = GenerationConfig.from_pretrained(init_from)
@@ -181,7 +183,8 @@ def train_speech(data: Path, out: Path, setting: SpeechSetting, log=None, init_f
     pad = processor.tokenizer.pad_token_id
     order: list[int] = []
     start = time.time()
-    best: dict = {"valid_wer": None}
+    # Going on from a folder, its own valid WER is the one to beat: a worse first check must not overwrite it.
+    best: dict = {"valid_wer": prior["valid_wer"] if init_from is not None else None}
     step, clips_seen, losses, evaluated_at, history = 0, 0, [], -1, list(before["history"])
     budget_s = setting.time_budget_min * 60
     while True:
@@ -214,7 +217,8 @@ def train_speech(data: Path, out: Path, setting: SpeechSetting, log=None, init_f
         idx = sorted(order[-setting.batch:])
         del order[-setting.batch:]
         x = torch.from_numpy(np.asarray(feats[idx], dtype=np.float32))
-        x = spec_augment(x, rng)
+        if setting.spec_augment:
+            x = spec_augment(x, rng)
         y = labels_of(processor.tokenizer, [texts[i] for i in idx], pad)
         for group in opt.param_groups:
             group["lr"] = _lr(setting, step, elapsed)
