@@ -157,6 +157,22 @@ def current_clip(model_key: str, source: str) -> Clip | None:
     return clip if clip.label == source else None
 
 
+def shown_trace(model_key: str, source: str, target: str | None, options, errors: tuple[type[Exception], ...]
+                ) -> Trace | None:
+    """state.shown_trace for a page that reads a clip or a sentence: the run of this session's clip when `source`
+    is its label (its warnings on the clip's line, clip_note), else of the sentence; None after saying why not."""
+    clip = current_clip(model_key, source)
+    if clip is None:
+        return state.shown_trace(model_key, source, target, options, errors)
+    try:
+        trace = services.get_audio_trace(model_key, clip.digest, target, options, clip.audio)
+    except errors as exc:
+        st.error(state.text(exc))
+        return None
+    st.caption(clip_note(clip, trace))
+    return trace
+
+
 def waiting_link(model_key: str) -> dict[str, str]:
     """The link of a page that waits for a clip (an upload or a recording not made yet): the model, its language
     and task; no clip."""

@@ -13,8 +13,8 @@ import streamlit as st
 from attention_lens.app import registry, services, state
 from attention_lens.app.render import figures, views
 from attention_lens.app.render import leakage as lf
+from attention_lens.app.screens import audio_input, leakage_bugs, leakage_exposure, page_url, tour, vocabulary
 from attention_lens.app.screens import explore_controls as ctl
-from attention_lens.app.screens import leakage_bugs, leakage_exposure, page_url, tour, vocabulary
 from attention_lens.app.screens.explore_panels import ask_for_reference
 from attention_lens.app.services import CheckpointError, DecodeOptions, ModelInputError
 
@@ -112,8 +112,8 @@ def switches_view(model_key: str, engine, source: str, target: str, causal: bool
         ask_for_reference(model_key, source, "Teacher forcing needs a reference target: type one above (or pick an "
                           "example).", "leak_use_own")
         return
-    trace = state.shown_trace(model_key, source, target, DecodeOptions(mode="teacher_forced", causal=causal,
-                                                                       shift=shift), ERRORS)
+    trace = audio_input.shown_trace(model_key, source, target, DecodeOptions(mode="teacher_forced", causal=causal,
+                                                                             shift=shift), ERRORS)
     if trace is None:
         return
     meter = services.measure(trace)
@@ -385,11 +385,21 @@ def main() -> None:
     present = bool(st.session_state.get(ctl.K_PRESENT))
     ctl.style(present)  # Explore's compact top; presenter mode: no sidebar, no title, large text
     top = st.columns([1.5, 2.3, 2.3, 1.0], vertical_alignment="bottom")
-    source, _, _ = state.text_inputs(engine, cols=top[:2])
+    speech = services.is_speech(engine)
+    if speech:  # a speech model: a clip, and its transcript as the reference (audio_input)
+        clip = audio_input.clip_ui(model_key, top[:2])
+        source = clip.label if clip is not None else ""
+        if clip is not None and not str(st.session_state.get(state.K_TARGET) or "").strip():
+            st.session_state[state.K_TARGET] = audio_input.teacher_reference(clip)
+    else:
+        source, _, _ = state.text_inputs(engine, cols=top[:2])
     target = state.target_input(top[2])
     top[3].toggle("Present", key=ctl.K_PRESENT, help="Large text, no sidebar, the switches beside their picture "
                                                      "(also `present=1` in the link).")
-    vocabulary.source_help(engine, source)
+    if not speech:
+        vocabulary.source_help(engine, source)
+    elif not source:  # no clip yet, or one the reader refused (said above)
+        st.stop()
     causal, shift = switches_ui(engine)
     if K_VIEW not in st.session_state:
         st.session_state[K_VIEW] = "switches"
@@ -398,7 +408,10 @@ def main() -> None:
                         label_visibility="collapsed")
     share = page_url.share_popover(row[1], K_SHARE_OPEN)
     st.divider()
-    if view == "switches":
+    if speech and view != "switches":
+        st.info(f"{VIEWS[view]} runs on text models; on a speech model ({state.text(engine.family)}) the switches "
+                f"view shows the mask and the shift on a clip.", icon=":material/graphic_eq:")
+    elif view == "switches":
         switches_view(model_key, engine, source, target, causal, shift)
     elif view == "probe":
         probe_view(model_key, source, target, causal, shift)

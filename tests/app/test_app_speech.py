@@ -94,3 +94,18 @@ def test_a_refused_upload_is_one_line_and_the_page_keeps_working(app, case):
     assert "\n" not in at.error[0].value.strip()
     at.selectbox(key="clip").set_value("tones-a").run()  # another clip: the page works on
     assert not at.exception and not at.error and stepper(at)[0]["audio"]
+
+
+def test_leakage_lab_switches_the_mask_off_on_a_clip(app):
+    from tests.fixtures.apptest import LEAKAGE
+
+    app()  # the environment and caches of the speech model
+    at = AppTest.from_file(LEAKAGE, default_timeout=90).run()
+    assert not at.exception and not at.error
+    meters = {m.label: m.value for m in at.metric}
+    assert meters["Max future mass"] == "0.0%"  # the mask on: no weight on the future
+    at.toggle(key="leak_causal").set_value(False).run()
+    assert not at.exception and not at.error
+    assert float(at.metric[0].value.rstrip("%")) > 0  # the mask off: the rows read the future
+    at.radio(key="leak_view").set_value("probe").run()
+    assert not at.exception and len(at.info) >= 1 and "speech model" in at.info[-1].value
