@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from attention_lens.model.analysis.timing.dtw import (dtw_path, dtw_row_starts, median_filter, row_starts,
-                                                      token_times)
+from attention_lens.model.analysis.timing.dtw import dtw_path, dtw_row_starts, median_filter, row_starts, token_times
 from transformers.models.whisper.generation_whisper import _dynamic_time_warping, _median_filter
 
 from tests.fixtures.shaped_whisper import HEADS, features, shaped_whisper
@@ -60,7 +59,8 @@ def test_a_matrix_without_spread_gives_transformers_minus_one_frame():
     assert (row_starts(m) == -1).all()
 
 
-@pytest.mark.parametrize("seconds,seed", [(3.0, 0), (5.2, 1), (8.0, 2)])
+@pytest.mark.parametrize("seconds,seed", [(3.0, 0), pytest.param(5.2, 1, marks=pytest.mark.slow),
+                                          pytest.param(8.0, 2, marks=pytest.mark.slow)])
 def test_token_times_equal_generate_return_token_timestamps(seconds, seed):
     model, generation = shaped_whisper(seed)
     x, mask = features(seconds, seed)

@@ -74,6 +74,7 @@ def test_shards_merge_into_the_whole_run(data, capsys, tmp_path):
         assert merged[key] == whole[key], key
 
 
+@pytest.mark.slow
 def test_bad_heads_and_text_models_are_one_line(data, capsys, tiny_ckpt):
     root, folder = data
     argv = ["align", "--audio-data", str(root / "list.tsv"), "--timings", str(root / "gold.ctm"), "--quiet"]
