@@ -95,7 +95,9 @@ class View:
     """A Trace's interactive attention picture (see `show`): `_repr_html_` for notebooks, `save` for a file."""
 
     def __init__(self, trace: Trace, kind: str, view: str, layer: int, head: int, step: int, reading: str) -> None:
-        self.trace = trace
+        from attention_lens.app.render.spectrogram import for_browser
+
+        self.trace = for_browser(trace)  # a clip's run: its frames pooled to at most 180 columns, as the app sends it
         self.state = {"kind": kind, "view": view, "layer": layer, "head": head, "step": step, "reading": reading}
 
     def data(self) -> dict:
@@ -130,7 +132,7 @@ class View:
         return f"""<div class="al-view" id="{root}" tabindex="0">
 <style>{STYLE}</style>
 <script type="application/json" class="al-data">{data}</script>
-<div class="al-title">{html.escape(model)} · {html.escape(" ".join(self.trace.source_tokens))}</div>
+<div class="al-title">{html.escape(model)} · {html.escape(self._source_title())}</div>
 <div class="al-bar">
   <select class="al-kind" title="attention kind"></select>
   <select class="al-mode" title="view"></select>
@@ -152,6 +154,16 @@ class View:
 <div class="al-tip"></div>
 <script>{script}</script>
 </div>"""
+
+    def _source_title(self) -> str:
+        """What the run read: its source tokens, or a clip's length and columns."""
+        from attention_lens.app.render.spectrogram import audio_source
+
+        source = audio_source(self.trace)
+        if source is None:
+            return " ".join(self.trace.source_tokens)
+        return (f"a clip of {source['duration_s']:.2f} s, {self.trace.n - 1} columns of "
+                f"{source['frame_s'] * 1000:.0f} ms and the padding")
 
     def _repr_html_(self) -> str:
         return self.html
