@@ -91,7 +91,7 @@ STOPS = [
              "'chien', and from step 3 on the two pictures part: inference reads what training never showed it.",
      "leakage": {"leak_view": "exposure", "leak_causal": True, "leak_shift": True, "model": "en-fr",
                  "preset": "custom", "source": "the cat sat .", "target": "le chien s' assit ."}},
-    {"title": "The key-value cache",
+    {"title": "The key-value cache", "anchor": ".st-key-kv_open",  # the panel, scrolled under the box
      "text": "Each step computes one new key and value per layer and reuses all earlier ones; the source's are "
              "computed once. Step on with → and watch the cache grow, and the work a recompute would cost.",
      "params": {"model": "en-fr", "text": "the black cat sat on the mat .", "mode": "greedy", "kind": "dec",

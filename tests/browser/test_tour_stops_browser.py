@@ -30,3 +30,18 @@ def test_every_leakage_lab_stop_shows_its_chart(shipped_server, tmp_path):
                 box = chart.bounding_box()
                 seen[stop] = round(box["y"])
     assert all(0 <= y < 768 - 150 for y in seen.values()), seen  # each chart's top (and 150 px of it) on screen
+
+
+def test_the_key_value_cache_stop_shows_its_panel_under_the_box_at_1366(shipped_server):
+    """Tour stop 8 at 1366 x 768: the key-value cache panel it speaks of starts just under the sticky tour box, on
+    screen (only the expander's header was on screen, and scrolled, the box covered the panel's first rows)."""
+    from tests.browser.explore_browser import tour_stops
+    from tests.support.browser import browser_page
+
+    with browser_page(shipped_server, 1366, 768, device_scale_factor=1) as page:
+        for _ in tour_stops(page, 8):
+            pass
+        page.locator(".st-key-kv_open table").first.wait_for(timeout=60_000)
+        page.wait_for_function("""() => { const box = document.querySelector('.st-key-tour').getBoundingClientRect();
+            const kv = document.querySelector('.st-key-kv_open').getBoundingClientRect();
+            return kv.top >= box.bottom && kv.top < box.bottom + 40; }""", timeout=20_000)
