@@ -40,6 +40,7 @@ def run_train(args: argparse.Namespace) -> int:
                             decoder_layers=args.decoder_layers, heads=args.heads, batch=args.batch, lr=args.lr,
                             time_budget_min=args.time_budget, threads=args.threads, seed=args.seed,
                             eval_every=args.eval_every, ctc_weight=args.ctc_weight,
+                            spec_augment=not args.no_spec_augment,
                             warmup_steps=args.warmup)
     train_speech(Path(args.data), Path(args.out), setting,
                  init_from=Path(args.init_from) if args.init_from else None)
@@ -88,6 +89,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--eval-every", type=int, default=250, help="steps between valid WER checks")
     t.add_argument("--init-from", help="go on training from a folder train-speech wrote (its weights and processor)")
     t.add_argument("--warmup", type=int, default=300, help="warm-up steps")
+    t.add_argument("--no-spec-augment", action="store_true",
+                   help="train on the log-mels as they are (no time and frequency masks): faster to fit early on")
     t.add_argument("--ctc-weight", type=float, default=0.3, help="share of the auxiliary CTC loss on the encoder")
     t.add_argument("--seed", type=int, default=0)
     t.set_defaults(func=run_train)
