@@ -31,8 +31,8 @@ PLAYBACK_RATE = 16_000  # the samples the browser plays a stretch from, as 16-bi
 
 def audio_source(trace: Trace) -> dict[str, Any] | None:
     """The Trace's audio source object, or None for a text run (or a Trace with no source object)."""
-    source = getattr(trace, "source", None)  # a Trace made before sources existed has no such field
-    return source if isinstance(source, dict) and source.get("kind") == "audio" else None
+    source = trace.source
+    return source if source is not None and source.get("kind") == "audio" else None
 
 
 def clip_positions(source: dict[str, Any], n: int) -> int:

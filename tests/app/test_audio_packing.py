@@ -36,10 +36,9 @@ def test_short_clip_is_not_pooled():
 
 
 def test_a_text_run_is_left_as_it_is():
-    from tests.fixtures.audio_trace import AudioTrace
+    from dataclasses import replace
 
-    text = audio_trace(seconds=1.0)
-    plain = AudioTrace(**{**text.__dict__, "source": None})
+    plain = replace(audio_trace(seconds=1.0), source=None)
     assert spectrogram.audio_source(plain) is None
     assert spectrogram.for_browser(plain) is plain
 
