@@ -8,6 +8,7 @@ except in `preload`, which puts the browser's preload links on the page.
 - `contrib`: contributions and ablation; `why`: the logit lens and saliency; `roles`: the heads' roles table;
   `compare`: the Compare page; `kv_cache`: the key-value cache drawing and its work table;
 - `preload`: the browser's heaviest chart scripts fetched as soon as a page opens.
+- `spectrogram`: a clip's run for the browser (frames pooled, its log-mel and samples for the strip and playing);
 - `stepper`: Explore's whole run packed for the browser's stepper (stepper.js, stepper.css);
 - `alignment_breakdown`: small SVG plots of an alignment's error breakdown and each head's sinks;
 - `timing`: a speech model's DTW view (the head set's cross-attention with the warping path, the spectrogram with

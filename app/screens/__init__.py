@@ -10,6 +10,7 @@ app.render), and the panels they are made of:
   head ranked as a word timer, the DTW view, the generation config);
 - `heads`, with `heads_roles` (what each head attends to) and `heads_progress` (its progress bar's words);
 - `compare` (two runs side by side);
+- `audio_input`: a speech model's input (a shipped clip, an upload, the microphone; language and task);
 - `page_url`: the link state of the pages other than Explore; `charts`: a figure drawn as ECharts, plotly or SVG.
 - `explore_stepper`: Explore's client-side stepper on the page and the step it reports back;
 - `pair_stepper`: two runs under one client-side step bar (Compare, the Leakage lab's training vs inference);
