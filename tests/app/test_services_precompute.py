@@ -153,6 +153,7 @@ def test_alignment_report_reads_the_card_and_scores_other_sizes(monkeypatch):
     services.alignment_report.clear()
 
 
+@pytest.mark.slow  # trains or measures a model in a fresh process
 def test_eval_update_card_measures_the_head_table_again(tmp_path, capsys):
     """The path for a checkpoint trained before the card kept it: `eval --update-card` on the test split."""
     import shutil

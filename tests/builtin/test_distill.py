@@ -61,6 +61,7 @@ def fine_tune(start, tmp_path, *extra):
                      "--eval-every", "100", "--valid-sample", "1", "--warmup", "1", "--text", "conventions", *extra)
 
 
+@pytest.mark.slow  # trains or measures a model in a fresh process
 def test_same_weights_give_zero_and_other_weights_a_positive_kl(tiny, tmp_path):
     same, other_weights, _ = tiny
     run = fine_tune(same, tmp_path, "--steps", "1", "--distill-from", same, "--distill-weight", "0.5")
@@ -77,6 +78,7 @@ def test_same_weights_give_zero_and_other_weights_a_positive_kl(tiny, tmp_path):
     assert (card["train_config"]["distill_from"], card["train_config"]["distill_weight"]) == (str(other_weights), 2.0)
 
 
+@pytest.mark.slow  # trains or measures a model in a fresh process
 def test_no_teacher_no_card_entry(tiny, tmp_path):
     run = fine_tune(tiny[0], tmp_path, "--steps", "1")
     assert run.returncode == 0, run.stderr

@@ -65,6 +65,7 @@ def test_eval_split_test_reproduces_the_card(trained):
         assert result[key] == pytest.approx(card["test_metrics"][key], abs=1e-4), key
 
 
+@pytest.mark.slow  # trains or measures a model in a fresh process
 def test_init_from_continues_the_log_and_keeps_the_vocabulary(trained, tmp_path):
     data, start = trained
     out = tmp_path / "continued"

@@ -28,6 +28,7 @@ def rows():
     return {name: [(e.source, e.target) for e in examples] for name, examples in splits.items()}
 
 
+@pytest.mark.slow  # trains or measures a model in a fresh process
 def test_train_on_your_own_tsv_writes_a_model_that_opens(rows, tmp_path):
     """`train --data FILE.tsv` names the card after the file and keeps the Broken models' sample of its own test
     split (it used to die after training, looking the file's name up as a built-in pair for that sample, then
