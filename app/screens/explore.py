@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import streamlit as st
-from attention_lens.app import exports, services, state
+from attention_lens.app import exports, nonfinite, services, state
 from attention_lens.app.render import beams, spectrogram, views
 from attention_lens.app.screens import audio_input, explore_stepper, kv_cache, page_url, tour, vocabulary
 from attention_lens.app.screens import explore_analysis as analysis
@@ -130,10 +130,22 @@ def main() -> None:
         st.caption(f"Normalised to the corpus conventions: “{state.text(trace.normalised_source)}”")
     if clip is None:  # a clip's run says its warnings on the clip's line (audio_input.clip_note)
         state.show_warnings(trace)
+    nan_note(model_key, source, target, options, trace)
     cut = length_note(trace, special, teacher)
     if cut:
         st.info(cut, icon=":material/content_cut:")
     st.fragment(stepper)(model_key, source, target, options)
+
+
+def nan_note(model_key: str, source: str, target: str | None, options: DecodeOptions, trace) -> None:
+    """Say so when the model computes NaN or infinity (weights a diverged training left), and where it first shows;
+    where no attention weight is NaN, the run is read again through the logit lens to name the decoder layer."""
+    found = nonfinite.first_nonfinite(trace)
+    if found is None:
+        return
+    if found[0] == "probabilities" and not options.lens and options.mode != "beam":
+        trace = run_or_stop(model_key, source, target, replace(options, lens=True))
+    st.error(nonfinite.explain(trace), icon=":material/error:")
 
 
 def length_note(trace, special: frozenset[str], teacher: bool) -> str | None:
