@@ -91,6 +91,10 @@ SUITE = (
               quick=("--new", ".", "--steps", "1")),
     Benchmark("timing_rank", "How long and how much memory does ranking every head of a whisper-tiny-sized model as "
               "a word timer take for 300 clips of 5 s (DTW for every head, the greedy head set, the report)?"),
+    Benchmark("speech_trace", "What does the trace of a clip cost on a speech model: the shipped spoken-grammar, "
+              "whisper-tiny's and whisper-small's dimensions (CPU seconds, peak memory)?"),
+    Benchmark("speech_page", "How many bytes does a clip's run send to the browser, and how long until Explore draws "
+              "its first picture, beside a text model on the same server?"),
     Benchmark("heads_speed", "How much faster is the Heads ranking with many heads off in one batched pass than with "
               "one pass per head, on the same pairs (old and new in one run)?",
               quick=("--model", "checkpoints/everyday-en-fr", "--pairs", "4")),

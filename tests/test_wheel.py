@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import urllib.request
 import zipfile
 from pathlib import Path
@@ -65,8 +66,8 @@ def installed(tmp_path_factory) -> Path:
 
 
 def reused_site_packages() -> list[str]:
-    """This interpreter's package folders (its venv's, and any a .pth file of it adds), the checkout excepted."""
-    return [p for p in sys.path if Path(p).name in ("site-packages", "dist-packages") and Path(p).is_dir()]
+    """This interpreter's package folders (its venv's site-packages), never the checkout."""
+    return sorted({sysconfig.get_paths()[k] for k in ("purelib", "platlib")})
 
 
 def outside_env() -> dict[str, str]:

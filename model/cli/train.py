@@ -71,10 +71,9 @@ def run(args: argparse.Namespace) -> int:
                      device=args.device, precision=args.precision, batch_tokens=args.batch_tokens)
     splits, meta = load_rows(args)
     if args.init_from and args.data:  # the start's training sentences out of this file's valid and test splits
-        from attention_lens.model.training.start_data import describe, hold_out_start
+        from attention_lens.model.training.start_data import hold_out_start
 
         splits, meta["held_out_of_start"] = hold_out_start(splits, args.init_from)
-        print(describe(meta["held_out_of_start"], len(splits["test"])), file=sys.stderr)
     card = train(splits, Path(args.out), tc, meta, progress=not args.quiet)
     print(json.dumps({"out": args.out, "test_metrics": card["test_metrics"], "train_seconds": card["train_seconds"]}),
           file=sys.stderr)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import random
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,7 @@ from attention_lens.model.training.guided import (
     head_attention,
     read_links,
 )
+from attention_lens.model.training.start_data import describe as describe_start_overlap
 from torch import nn
 from tqdm import tqdm
 
@@ -306,6 +308,8 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
         with open(start.path / LOG, newline="") as fh:
             log_rows = [{k: float(v) if "." in v else int(v) for k, v in row.items()} for row in csv.DictReader(fh)]
         step0, seconds0 = int(start.card.get("steps", 0)), float(start.card.get("train_seconds", 0.0))
+    if "held_out_of_start" in meta:  # said once the run's inputs (data, start, teacher) have all been accepted
+        print(describe_start_overlap(meta["held_out_of_start"], len(splits["test"])), file=sys.stderr)
     t0 = time.perf_counter()
     bar = tqdm(range(tc.steps), desc=f"train {meta.get('pair', 'data')} {tc.variant}", disable=not progress)
     running = None

@@ -1,5 +1,5 @@
-"""align read as a stream: four shards merged equal one run, their links files too; a Pharaoh file written by align and read back by
-score-links scores identically; score-links compares a links file with the model."""
+"""align read as a stream: four shards merged equal one run, their links files too; a Pharaoh file written by
+align and read back by score-links scores identically; score-links compares a links file with the model."""
 
 from __future__ import annotations
 
