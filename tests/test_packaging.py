@@ -30,6 +30,19 @@ def test_the_package_list_names_every_package_folder():
     assert config["package-data"]["attention_lens.checkpoints"] == ["everyday-en-fr/*"]  # the default model only
 
 
+def test_every_script_and_style_of_the_app_is_package_data():
+    """A page's .js / .css files are read at run time: a folder without its package-data line ships without them
+    (an installed app then fails on the first page that reads one)."""
+    globs = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    missing = []
+    for path in sorted((ROOT / "app").rglob("*")):
+        if path.suffix in (".js", ".css"):
+            package = "attention_lens." + str(path.parent.relative_to(ROOT)).replace("/", ".")
+            if not any(path.match(str(path.parent / g)) for g in globs.get(package, [])):
+                missing.append(str(path.relative_to(ROOT)))
+    assert missing == []
+
+
 def test_the_package_declares_what_requirements_txt_pins():
     """requirements.txt is the set CI installs; the package's own dependencies are the same names and bounds."""
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
