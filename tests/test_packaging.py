@@ -3,7 +3,10 @@ environment it is installed into gains no top-level `model` or `app` that would 
 
 from __future__ import annotations
 
+import ast
+import importlib.metadata as metadata
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -50,6 +53,55 @@ def test_the_package_declares_what_requirements_txt_pins():
     pinned = [line for line in lines if line and not line.startswith("-")]
     assert sorted(declared) == sorted(pinned)
     assert "torch==2.13.0" in declared
+
+
+def _declared_closure() -> set[str]:
+    """The distributions the package's declared dependencies (its extras' included) install: each one and,
+    recursively, what it requires without an extra (normalised names)."""
+    def norm(name: str) -> str:
+        return re.sub(r"[-_.]+", "-", name).lower()
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = project["dependencies"] + [d for extra in project["optional-dependencies"].values() for d in extra]
+    todo = [norm(re.split(r"[<>=!~;\[ ]", d, maxsplit=1)[0]) for d in declared]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            requires = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:
+            continue
+        todo += [norm(re.split(r"[<>=!~;\[ (]", r, maxsplit=1)[0]) for r in requires if "extra ==" not in r]
+    return seen
+
+
+def test_every_module_the_package_imports_is_installed_by_its_dependencies():
+    """A module that app/ or model/ imports comes from a declared dependency or one it pulls in: a module present
+    only because the developer's environment has it fails on a fresh machine (scipy once did, in CI)."""
+    def norm(name: str) -> str:
+        return re.sub(r"[-_.]+", "-", name).lower()
+
+    closure = _declared_closure()
+    owners = metadata.packages_distributions()
+    undeclared = set()
+    for path in [*(ROOT / "app").rglob("*.py"), *(ROOT / "model").rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                if top in sys.stdlib_module_names or top == "attention_lens" or top not in owners:
+                    continue  # the standard library, this project, or an optional module not installed here
+                if not any(norm(d) in closure for d in owners[top]):
+                    undeclared.add(f"{top} ({path.relative_to(ROOT)})")
+    assert sorted(undeclared) == []
 
 
 def test_outside_the_repository_only_attention_lens_imports(tmp_path):
