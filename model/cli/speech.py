@@ -39,7 +39,8 @@ def run_train(args: argparse.Namespace) -> int:
     setting = SpeechSetting(d_model=args.d_model, encoder_layers=args.encoder_layers,
                             decoder_layers=args.decoder_layers, heads=args.heads, batch=args.batch, lr=args.lr,
                             time_budget_min=args.time_budget, threads=args.threads, seed=args.seed,
-                            eval_every=args.eval_every, ctc_weight=args.ctc_weight,
+                            eval_every=args.eval_every, ctc_weight=args.ctc_weight, ctc_units=args.ctc_units,
+                            ctc_only_steps=args.ctc_only_steps, crop=not args.no_crop,
                             spec_augment=not args.no_spec_augment,
                             warmup_steps=args.warmup)
     train_speech(Path(args.data), Path(args.out), setting,
@@ -92,5 +93,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--no-spec-augment", action="store_true",
                    help="train on the log-mels as they are (no time and frequency masks): faster to fit early on")
     t.add_argument("--ctc-weight", type=float, default=0.3, help="share of the auxiliary CTC loss on the encoder")
+    t.add_argument("--ctc-units", choices=("chars", "pieces"), default="chars",
+                   help="what the auxiliary CTC head spells: letters (learns the sounds quickest) or BPE pieces")
+    t.add_argument("--ctc-only-steps", type=int, default=0,
+                   help="first steps that train the encoder alone on CTC, before the decoder joins")
+    t.add_argument("--no-crop", action="store_true",
+                   help="read every batch over the whole window (by default a batch is read to its longest clip, "
+                        "a quarter of batches to the whole window)")
     t.add_argument("--seed", type=int, default=0)
     t.set_defaults(func=run_train)

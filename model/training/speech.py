@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from attention_lens.model.speech.processor import build_config, build_processor
-from attention_lens.model.speech.scoring import transcribe_features, word_error_rate
+from attention_lens.model.speech.scoring import normalise, transcribe_features, word_error_rate
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,10 @@ class SpeechSetting:
     max_target_positions: int = 64
     bf16: bool = True
     ctc_weight: float = 0.3  # share of an auxiliary CTC loss on the encoder (training only; not saved)
+    ctc_units: str = "chars"  # what the CTC head spells: "chars" (letters, space, apostrophe) or "pieces" (BPE)
+    ctc_only_steps: int = 0  # first steps that train the encoder alone on CTC (no decoder pass)
+    crop: bool = True  # the encoder reads each batch up to its longest clip (a share of batches: the whole window)
+    full_window_share: float = 0.25  # batches that keep the whole window, so the padding of inference is seen
     spec_augment: bool = True  # time and frequency masks on the training log-mels
 
 
@@ -92,17 +96,63 @@ def labels_of(tokenizer, texts: list[str], pad: int) -> torch.Tensor:
     return out
 
 
-def ctc_loss(logits: torch.Tensor, labels: torch.Tensor, tokenizer) -> torch.Tensor:
-    """CTC of the text pieces (the labels without the prefix, special tokens and padding) over every encoder
-    frame; blank is the class after the vocabulary."""
+CTC_CHARS = " abcdefghijklmnopqrstuvwxyz'"  # the character CTC head's classes; blank is the one after them
+
+
+def char_targets(texts: list[str]) -> list[list[int]]:
+    """Each transcript as `CTC_CHARS` indices, normalised as WER is (lowercase, punctuation removed)."""
+    return [[CTC_CHARS.index(c) for c in normalise(t) if c in CTC_CHARS] for t in texts]
+
+
+def piece_targets(labels: torch.Tensor, tokenizer) -> list[list[int]]:
+    """The labels' text pieces: without the prefix, special tokens and padding."""
     special = set(tokenizer.all_special_ids)
-    targets = [[int(t) for t in row if t >= 0 and int(t) not in special] for row in labels]
+    return [[int(t) for t in row if t >= 0 and int(t) not in special] for row in labels]
+
+
+def ctc_loss(logits: torch.Tensor, labels: torch.Tensor | list[list[int]], tokenizer=None) -> torch.Tensor:
+    """CTC over every encoder frame of `logits` (clips × frames × classes; blank is the last class). `labels` are
+    target index lists, or decoder labels whose text pieces are the targets (with their `tokenizer`)."""
+    targets = piece_targets(labels, tokenizer) if isinstance(labels, torch.Tensor) else labels
     flat = torch.tensor([t for row in targets for t in row], dtype=torch.long)
     lengths = torch.tensor([len(row) for row in targets], dtype=torch.long)
     log_probs = torch.log_softmax(logits, dim=-1).transpose(0, 1)  # frames × clips × classes
     frames = torch.full((logits.shape[0],), logits.shape[1], dtype=torch.long)
     return torch.nn.functional.ctc_loss(log_probs, flat, frames, lengths, blank=logits.shape[-1] - 1,
                                         zero_infinity=True)
+
+
+def encode(encoder, features: torch.Tensor) -> torch.Tensor:
+    """`WhisperEncoder`'s forward on log-mels of any even length up to its window (transformers' own forward
+    insists on the whole window): the two convolutions, the first positions' sinusoids, the layers, the final
+    norm. On the whole window it is the encoder's own `last_hidden_state`."""
+    h = torch.nn.functional.gelu(encoder.conv1(features))
+    h = torch.nn.functional.gelu(encoder.conv2(h)).permute(0, 2, 1)
+    h = h + encoder.embed_positions.weight[: h.shape[1]]
+    h = torch.nn.functional.dropout(h, p=encoder.dropout, training=encoder.training)
+    for layer in encoder.layers:
+        h = layer(h, None)
+    return encoder.layer_norm(h)
+
+
+def crop_frames(seconds: list[float], window_frames: int, rng: random.Random, full_share: float) -> int:
+    """Log-mel frames a batch is read to: its longest clip and 0.2 s, even, or the whole window for a
+    `full_share` of batches."""
+    if rng.random() < full_share:
+        return window_frames
+    frames = int(math.ceil((max(seconds) + 0.2) * 100 / 2)) * 2
+    return max(2, min(window_frames, frames))
+
+
+def read_seconds(meta: Path, n: int) -> list[float] | None:
+    """Each clip's length from speech-corpus's meta.tsv (a `seconds` column), or None where there is none."""
+    if not meta.exists():
+        return None
+    with open(meta, encoding="utf-8") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    if len(rows) != n or "seconds" not in (rows[0] if rows else {}):
+        return None
+    return [float(r["seconds"]) for r in rows]
 
 
 def _lr(setting: SpeechSetting, step: int, elapsed_s: float) -> float:
@@ -169,7 +219,12 @@ def train_speech(data: Path, out: Path, setting: SpeechSetting, log=None, init_f
         config, gen = build_config(processor, setting.d_model, setting.encoder_layers, setting.heads, window_s,
                                    setting.max_target_positions, decoder_layers=setting.decoder_layers)
         model = WhisperForConditionalGeneration(config)
-    ctc_head = torch.nn.Linear(setting.d_model, len(processor.tokenizer) + 1)  # the last class is CTC's blank
+    if setting.ctc_units not in ("chars", "pieces"):
+        raise ValueError(f"ctc_units must be chars or pieces, not {setting.ctc_units!r}")
+    ctc_classes = len(CTC_CHARS) if setting.ctc_units == "chars" else len(processor.tokenizer)
+    ctc_head = torch.nn.Linear(setting.d_model, ctc_classes + 1)  # the last class is CTC's blank
+    seconds = read_seconds(data / "train" / "meta.tsv", len(train_rows)) if setting.crop else None
+    char_rows = char_targets(texts) if setting.ctc_units == "chars" else None
     n_params = sum(p.numel() for p in model.parameters())
     log(f"model: {n_params / 1e6:.2f} M parameters, vocabulary {len(processor.tokenizer)}, window {window_s} s, "
         f"{len(train_rows)} train clips, {len(valid_rows)} valid clips")
@@ -190,7 +245,8 @@ def train_speech(data: Path, out: Path, setting: SpeechSetting, log=None, init_f
     while True:
         elapsed = time.time() - start
         last = elapsed >= budget_s
-        if step > 0 and step != evaluated_at and (step % setting.eval_every == 0 or last):
+        if step > 0 and step != evaluated_at and (last or (step > setting.ctc_only_steps
+                                                          and step % setting.eval_every == 0)):
             evaluated_at = step
             wer = word_error_rate([t for _, t in valid_rows],
                                   transcribe_features(model, processor, gen, valid_feats))
@@ -216,19 +272,26 @@ def train_speech(data: Path, out: Path, setting: SpeechSetting, log=None, init_f
             rng.shuffle(order)
         idx = sorted(order[-setting.batch:])
         del order[-setting.batch:]
-        x = torch.from_numpy(np.asarray(feats[idx], dtype=np.float32))
+        frames = feats.shape[-1]
+        if seconds is not None:
+            frames = crop_frames([seconds[i] for i in idx], frames, rng, setting.full_window_share)
+        x = torch.from_numpy(np.asarray(feats[idx][:, :, :frames], dtype=np.float32))
         if setting.spec_augment:
             x = spec_augment(x, rng)
         y = labels_of(processor.tokenizer, [texts[i] for i in idx], pad)
+        ctc_targets = [char_rows[i] for i in idx] if char_rows is not None else y
         for group in opt.param_groups:
             group["lr"] = _lr(setting, step, elapsed)
         model.train()
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=setting.bf16):
-            encoded = model.model.encoder(x).last_hidden_state
-            loss = model(encoder_outputs=(encoded,), labels=y).loss
-            if setting.ctc_weight > 0:
-                loss = (1 - setting.ctc_weight) * loss + setting.ctc_weight * ctc_loss(
-                    ctc_head(encoded).float(), y, processor.tokenizer)
+            encoded = encode(model.model.encoder, x)
+            if step < setting.ctc_only_steps:  # the encoder alone learns to spell what it hears
+                loss = ctc_loss(ctc_head(encoded).float(), ctc_targets, processor.tokenizer)
+            else:
+                loss = model(encoder_outputs=(encoded,), labels=y).loss
+                if setting.ctc_weight > 0:
+                    loss = (1 - setting.ctc_weight) * loss + setting.ctc_weight * ctc_loss(
+                        ctc_head(encoded).float(), ctc_targets, processor.tokenizer)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -237,6 +300,7 @@ def train_speech(data: Path, out: Path, setting: SpeechSetting, log=None, init_f
         clips_seen += len(idx)
         losses.append(loss.item())
         if step % 25 == 0:
-            log(f"step {step}: loss {np.mean(losses[-25:]):.4f} lr {opt.param_groups[0]['lr']:.2e} "
+            stage = " (CTC only)" if step <= setting.ctc_only_steps else ""
+            log(f"step {step}: loss{stage} {np.mean(losses[-25:]):.4f} lr {opt.param_groups[0]['lr']:.2e} "
                 f"{clips_seen / (time.time() - start):.1f} clips/s {(time.time() - start) / 60:.1f} min")
     return best
