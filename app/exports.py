@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 CSV_COLUMNS = ["kind", "reading", "layer", "head", "query_index", "query_token", "key_index", "key_token", "weight",
                "allowed"]
 # What an export's numbers are: the attention weights themselves, or a reading computed from them (Explore's
-# Reading switch: app/screens/explore_analysis.py); said in file names, titles, the CSV and the HTML report.
+# Reading switch: app/screens/explore/analysis.py); said in file names, titles, the CSV and the HTML report.
 READING_NAMES = {"weights": "raw", "norm_weighted": "norm-weighted", "rollout": "rollout"}
 VIEW_NAMES = {"grid": "all layers × heads", "mean": "mean over heads"}
 

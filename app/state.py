@@ -32,7 +32,7 @@ CUSTOM = "custom"
 
 # Session-state keys shared by pages.
 K_MODEL, K_PRESET, K_SOURCE, K_TARGET = "model", "preset", "source", "target"
-K_LINKED_TEXT = "linked_text"  # a link named the sentence (explore_url.apply): no preset replaces it
+K_LINKED_TEXT = "linked_text"  # a link named the sentence (explore.url.apply): no preset replaces it
 K_PRESET_SEEN = "preset_seen"  # the example whose view hint Explore applied (or the link's): not applied again
 K_FOLDER = "any_folder"  # single-user mode only (registry.any_folder_allowed)
 # Markdown (and Streamlit's own :color[] / :emoji: / $math$) syntax characters, plus HTML's. A numeric character

@@ -9,7 +9,7 @@ still sending, so the visitor saw a reset connection instead of the app. Streaml
 uvicorn reads it, per connection, from h11_impl.DEFAULT_MAX_INCOMPLETE_EVENT_SIZE whenever its config leaves
 `h11_max_incomplete_event_size` unset (Streamlit leaves it unset), so this module raises that default before
 Streamlit starts its server. The app then answers a text longer than it takes with a page saying so
-(app/screens/explore_url.py). ./run.sh app, `attention-lens app`, deploy/serve.py's replicas, the Docker image and
+(app/screens/explore/url.py). ./run.sh app, `attention-lens app`, deploy/serve.py's replicas, the Docker image and
 the tests' servers start the app this way; nginx in front of replicas takes request lines as long
 (deploy/nginx.conf.template).
 """

@@ -15,7 +15,7 @@ from attention_lens.app.render import alignment as af
 from attention_lens.app.render import alignment_svg as svg
 from attention_lens.app.screens import aligned, charts, page_url
 from attention_lens.app.screens.alignment_upload import upload_view
-from attention_lens.app.screens.explore_panels import ask_for_reference
+from attention_lens.app.screens.explore.panels import ask_for_reference
 from attention_lens.app.screens.timing import timing_view
 from attention_lens.app.services import CheckpointError, DecodeOptions, ModelInputError
 from attention_lens.app.services import alignment as al

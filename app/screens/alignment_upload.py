@@ -167,11 +167,11 @@ def _worst(report: al.UploadReport, m: al.Method) -> None:
 
 def explore_gold(model_key: str, ex, gold: str, m: al.Method) -> None:
     """Explore on this sentence, teacher-forced, on this head, with its gold links in session state
-    (`explore_gold`) for Explore to draw over the cross-attention (explore_url.apply takes the rest). A button's
+    (`explore_gold`) for Explore to draw over the cross-attention (explore.url.apply takes the rest). A button's
     on_click: it sets the page's widget keys (the sidebar's `model`...), which a script run may change only before
     those widgets are drawn; the page itself is switched afterwards (go_explore)."""
-    from attention_lens.app.screens import explore_controls as ctl
-    from attention_lens.app.screens import explore_url as url
+    from attention_lens.app.screens.explore import controls as ctl
+    from attention_lens.app.screens.explore import url
 
     ss = st.session_state
     ss[url.K_NOTICES] = url.apply({"model": model_key, "text": ex.source, "target": ex.target,
@@ -189,7 +189,7 @@ def explore_gold(model_key: str, ex, gold: str, m: al.Method) -> None:
 def go_explore() -> None:
     """Switch to Explore once explore_gold (a button's on_click) has set it up."""
     if st.session_state.pop(K_GO_EXPLORE, False):
-        st.switch_page("screens/explore.py")
+        st.switch_page("screens/explore/page.py")
 
 
 def sentence_choices(report: al.UploadReport) -> list[int]:

@@ -15,9 +15,9 @@ import numpy as np
 import streamlit as st
 from attention_lens.app import services, state
 from attention_lens.app.render import contrib
-from attention_lens.app.screens import explore_controls as ctl
-from attention_lens.app.screens import explore_url as url
 from attention_lens.app.screens import heads_roles, page_url
+from attention_lens.app.screens.explore import controls as ctl
+from attention_lens.app.screens.explore import url
 from attention_lens.app.screens.heads_progress import progress_text
 from attention_lens.app.services import ModelInputError
 
@@ -30,12 +30,12 @@ SHOWN = {"all": "All kinds"} | {code: title for code, (_, title) in KINDS.items(
 # `data=file` opens the upload box
 URL_RULES = {"data": (K_DATA, page_url.one_of(tuple(DATA)), str), "n": (K_N, page_url.number_in(SIZES), str),
              "kind": (K_KIND, page_url.one_of(tuple(SHOWN)), str)}
-EXPLORE = "screens/explore.py"
+EXPLORE = "screens/explore/page.py"
 PROGRESS_EVERY = 0.25  # seconds between two updates of the progress bar
 
 
 def open_head(kind: str, layer: int, head: int) -> None:
-    """Explore on exactly this head, as a link would open it (explore_url.apply: kind, the one-head view,
+    """Explore on exactly this head, as a link would open it (explore.url.apply: kind, the one-head view,
     layer and head, 1-based), at the step Explore was on; no preset's view hint replaces it."""
     ss = st.session_state
     ss[url.K_NOTICES] = url.apply({"kind": kind, "view": "head", "layer": str(layer), "head": str(head)})

@@ -14,7 +14,7 @@ import streamlit as st
 from attention_lens.app import services, state
 from attention_lens.app.render import bugs as bf
 from attention_lens.app.render import figures, views
-from attention_lens.app.screens.explore_panels import ask_for_reference
+from attention_lens.app.screens.explore.panels import ask_for_reference
 from attention_lens.app.services import DecodeOptions, ModelInputError
 
 K_BUG = "leak_bug"

@@ -12,7 +12,7 @@ import streamlit as st
 from attention_lens.app import services, state
 from attention_lens.app.render import exposure as xf
 from attention_lens.app.screens import pair_stepper
-from attention_lens.app.screens.explore_panels import ask_for_reference
+from attention_lens.app.screens.explore.panels import ask_for_reference
 from attention_lens.app.services import DecodeOptions
 
 K_STEP, K_LAYER = "exp_step", "exp_layer"

@@ -14,8 +14,8 @@ from attention_lens.app import registry, services, state
 from attention_lens.app.render import figures, views
 from attention_lens.app.render import leakage as lf
 from attention_lens.app.screens import audio_input, leakage_bugs, leakage_exposure, page_url, tour, vocabulary
-from attention_lens.app.screens import explore_controls as ctl
-from attention_lens.app.screens.explore_panels import ask_for_reference
+from attention_lens.app.screens.explore import controls as ctl
+from attention_lens.app.screens.explore.panels import ask_for_reference
 from attention_lens.app.services import CheckpointError, DecodeOptions, ModelInputError
 
 TRIO = ("en-fr", "en-fr-no-causal-mask", "en-fr-no-shift")

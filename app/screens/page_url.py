@@ -1,7 +1,7 @@
 """The URL state of the pages besides Explore (Leakage lab, Alignment, Heads, Compare): a link reproduces the page;
 and how such a page opens (open_page: link, model picker, title, notices, defaults).
 
-Explore has its own module (explore_url); the parameters every page shares (`model`, `text`, `target`) are read
+Explore has its own module (explore/url.py); the parameters every page shares (`model`, `text`, `target`) are read
 by its `apply`, so a sentence and a model mean the same on every page. A page names its own parameters as
 rules: (session key, parse the URL's text, write the value as text). Parameters in the address bar that no page
 of this session wrote (a link) go into session state (a bad one is dropped with a notice, its default kept);
@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 import streamlit as st
 from attention_lens.app import state
 from attention_lens.app.render import share
-from attention_lens.app.screens import explore_url as url
+from attention_lens.app.screens.explore import url
 from attention_lens.app.services import Engine
 from attention_lens.app.state import K_MODEL, K_SOURCE, K_TARGET
 

@@ -1,6 +1,6 @@
 """Two runs under one step bar that steps in the browser (app/render/stepper/pair.js): Compare's two sides with
 their difference, and the Leakage lab's teacher forcing against free running. The component is Explore's stepper
-(app/screens/explore_stepper) fed a pair: each run packed as Explore packs one (the whole run once), so a click
+(app/screens/explore/stepper) fed a pair: each run packed as Explore packs one (the whole run once), so a click
 on the bar, a key or the slider redraws both runs, the line of the step and the difference without a script run.
 
 The server hears the step as Explore's does: just before any other click on the page, into `step_key` (the
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 from attention_lens.app.render import stepper as packing
-from attention_lens.app.screens import explore_stepper
+from attention_lens.app.screens.explore import stepper as explore_stepper
 
 # Explore's stepper with pair.js appended (one module: the same drawing of a run, the same keys and step bar).
 COMPONENT = st.components.v2.component("attention_lens_pair_stepper", js=packing.script(), css=packing.styles(),

@@ -1,5 +1,5 @@
 """A guided tour for a lesson, entered from Explore: prepared states, each with a sentence or two and Back /
-Next. A stop is a set of link parameters (explore_url.apply puts them into the page) or, for the Leakage lab,
+Next. A stop is a set of link parameters (explore.url.apply puts them into the page) or, for the Leakage lab,
 that page's switches and a link to it."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import streamlit as st
-from attention_lens.app.screens import explore_url as url
+from attention_lens.app.screens.explore import url
 
 K_TOUR = "tour_stop"
 K_MOVED = "tour_moves"  # how many times a tour button was pressed in this session
@@ -50,7 +50,7 @@ const timer = setInterval(() => {
   if (Date.now() - fixed > 1500 || Date.now() - since > 10000) stop();
 }, 100);
 })();</script>"""
-LEAKAGE_PAGE, EXPLORE_PAGE = "screens/leakage_lab.py", "screens/explore.py"
+LEAKAGE_PAGE, EXPLORE_PAGE = "screens/leakage_lab.py", "screens/explore/page.py"
 # The Leakage lab stops' model and sentence, set by the stop itself: reached with another model in the sidebar (it
 # was changed mid-tour, or the tour was entered at a later stop) the lab showed that model's trio under a text
 # about en-fr's

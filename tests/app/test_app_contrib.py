@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from attention_lens.app.screens.explore_analysis import K_ABLATED
+from attention_lens.app.screens.explore.analysis import K_ABLATED
 from attention_lens.model.engine import DecodeOptions
 from streamlit.testing.v1 import AppTest
 

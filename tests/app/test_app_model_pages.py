@@ -17,7 +17,7 @@ from tests.fixtures.checkpoints import build_tiny_checkpoint
 
 APP = Path(__file__).resolve().parents[2] / "app"
 ENTRY = str(APP / "streamlit_app.py")
-PAGES = ["screens/alignment.py", "screens/leakage_lab.py", "screens/explore.py"]
+PAGES = ["screens/alignment.py", "screens/leakage_lab.py", "screens/explore/page.py"]
 
 
 @pytest.fixture(scope="module")

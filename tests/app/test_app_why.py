@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from attention_lens.app import state
 from attention_lens.app.render import why
-from attention_lens.app.screens import explore_why
-from attention_lens.app.screens.explore_why import K_LENS, K_SALIENCY
+from attention_lens.app.screens.explore import why as explore_why
+from attention_lens.app.screens.explore.why import K_LENS, K_SALIENCY
 from attention_lens.model.engine import DecodeOptions
 from streamlit.testing.v1 import AppTest
 

@@ -8,7 +8,6 @@ import json
 import numpy as np
 import pytest
 from attention_lens.app.render import echarts, figures, views
-from attention_lens.app.screens import explore_controls as ctl
 from attention_lens.model.engine import DecodeOptions
 
 from tests.fixtures.apptest import panels
@@ -66,15 +65,6 @@ def test_head_and_mean_views_and_the_stretched_scale(forced):
     assert opt["xAxis"][0]["name"] == "key (attended to)"
     mean = echarts.option(views.attention_figure(forced, "cross_attention", "mean", 4))
     np.testing.assert_allclose(np.stack(panels(mean)), forced.cross_attention[:, :, :4].mean(axis=1), atol=5e-4)
-
-
-def test_presenter_fonts_reach_the_chart(forced):
-    fig = ctl.present_fonts(views.attention_figure(forced, "cross_attention", "grid", 2))
-    opt = echarts.option(fig, fit_labels=False)
-    px = ctl.PRESENT_PX
-    shown = [a for a in opt["xAxis"] if a["type"] == "category"]
-    assert all(a["axisLabel"]["fontSize"] == px for a in shown)
-    assert all(t["textStyle"]["fontSize"] >= px for t in opt["title"])
 
 
 def test_grids_drawn_as_images_stay_plotly(monkeypatch):

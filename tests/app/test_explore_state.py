@@ -99,7 +99,7 @@ def test_the_decoding_mode_and_its_settings_survive_another_page(app):
     assert at.session_state["mode"] == "beam"
     at.switch_page("screens/heads.py").run()
     assert not at.exception
-    at.switch_page("screens/explore.py").run()
+    at.switch_page("screens/explore/page.py").run()
     assert not at.exception
     assert at.session_state["mode"] == "beam" and at.session_state["beam_size"] == 3
     assert at.radio(key="mode").value == "beam"

@@ -1,6 +1,6 @@
 """The attention picture sized to its space (app/render/echarts.py). The one-head map takes most of its
-column's width and its rows about a cell's width; labels are sized or thinned so that no two overlap, in
-normal and presenter mode; panels' titles are cut to their panel's width. (tests/browser/test_picture_browser.py
+column's width and its rows about a cell's width; labels are sized or thinned so that no two overlap; panels'
+titles are cut to their panel's width. (tests/browser/test_picture_browser.py
 measures the same in Chromium at 1366 x 768 and 1920 x 1080.)"""
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from attention_lens.app.render import echarts, figures, views
-from attention_lens.app.screens.explore_controls import PRESENT_PX, present_fonts
 from attention_lens.model.engine import DecodeOptions
 
 SENTENCE = "the old king found a bank near the river and the black cat sat on the mat while dogs barked"
@@ -19,25 +18,22 @@ def sentence(n: int) -> list[str]:
     return [f"▁{WORDS[i % len(WORDS)]}" for i in range(n)]
 
 
-def head_option(n_q: int, n_k: int, present: bool) -> dict:
+def head_option(n_q: int, n_k: int) -> dict:
     w = np.full((n_q, n_k), 1 / n_k)
     fig = figures.heatmap(w, figures.row_labels(sentence(n_q), sentence(n_q)), figures.labels(sentence(n_k)),
                           title="Cross-attention · layer 1 · head 1", highlight_row=n_q - 1)
-    if present:
-        present_fonts(fig)  # as the page does: every text at least PRESENT_PX
-    return echarts.option(fig, fit_labels=not present, width=900 if present else echarts.ASSUMED_WIDTH)
+    return echarts.option(fig)
 
 
 def pct(value: str) -> float:
     return float(value.rstrip("%")) / 100
 
 
-@pytest.mark.parametrize("present", [False, True])
 @pytest.mark.parametrize("n", [5, 15, 30])
-def test_one_head_takes_most_of_its_column_and_its_labels_stay_apart(n, present):
-    opt = head_option(n, n + 1, present)
+def test_one_head_takes_most_of_its_column_and_its_labels_stay_apart(n):
+    opt = head_option(n, n + 1)
     grid, = opt["grid"]
-    width = 900 if present else echarts.ASSUMED_WIDTH
+    width = echarts.ASSUMED_WIDTH
     assert pct(grid["width"]) >= 0.6
     cell_w, cell_h = pct(grid["width"]) * width / (n + 1), grid["height"] / n
     assert cell_h >= min(24, cell_w) - 1e-9  # rows as tall as the cells are wide, where the sentence allows
@@ -48,12 +44,10 @@ def test_one_head_takes_most_of_its_column_and_its_labels_stay_apart(n, present)
         assert x["interval"] == 0 and echarts._text_px([max(opt["xAxis"][0]["data"], key=len)], x["fontSize"]) <= cell_w
     assert echarts.LINE * y["fontSize"] <= cell_h * (y["interval"] + 1)
     assert opt[echarts.HEIGHT_KEY] >= grid["top"] + grid["height"]
-    if present:
-        assert x["fontSize"] == y["fontSize"] == PRESENT_PX  # presenter mode keeps its text size, thins instead
 
 
 def test_a_five_token_head_is_no_postage_stamp():
-    opt = head_option(5, 6, present=False)
+    opt = head_option(5, 6)
     grid, = opt["grid"]
     assert pct(grid["width"]) * echarts.ASSUMED_WIDTH >= 400 and grid["height"] >= 5 * 48
 

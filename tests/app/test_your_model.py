@@ -130,7 +130,7 @@ def test_app_renders_and_steps_hf_models(hf, configure, family):
 def test_switch_a_head_off_on_an_hf_model(hf, configure):
     """The one-head view's "switch this head off" works on a Hugging Face model as on ours (model.hf.ablation):
     the panel shows the probabilities of the original tokens with the head off, those of the engine's own run."""
-    from attention_lens.app.screens.explore_analysis import K_ABLATED
+    from attention_lens.app.screens.explore.analysis import K_ABLATED
     from attention_lens.model.engine import DecodeOptions
     from attention_lens.model.engine.loader import load_engine
 

@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.browser]
 UPDATE = os.environ.get("LENS_UPDATE_SCREENSHOT") == "1"
 QUERY = "?text=the+black+cat+sat+on+the+mat+.&mode=greedy&step=5&kind=cross&view=grid"
 SHARE = "[data-testid=lens-stepper] .lens-share"
-SHARE_ERROR = 1e-4  # app/screens/explore_stepper.py rounds the source share to 4 decimals
+SHARE_ERROR = 1e-4  # app/screens/explore/stepper.py rounds the source share to 4 decimals
 
 
 def test_norm_weighted_grid_beside_the_raw_one(shipped_server, tmp_path):

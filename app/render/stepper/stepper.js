@@ -1171,7 +1171,7 @@ function draw(s) {
     }
     setText(s.legendMax, (s.zmax ?? 1).toPrecision(2).replace(/\.?0+$/, ''));
   }
-  // the step on screen, for the panels whose every step's block is on the page (explore_stepper.per_step_html)
+  // the step on screen, for the panels whose every step's block is on the page (explore.stepper.per_step_html)
   document.documentElement.dataset.lensStep = String(s.step);
   if (s.keepInView) s.keepInView.scrollIntoView({ block: 'nearest', inline: 'nearest' });
   s.keepInView = null;

@@ -13,8 +13,8 @@ from urllib.parse import urlencode
 import streamlit as st
 from attention_lens.app import registry, services
 from attention_lens.app.screens import audio_input
-from attention_lens.app.screens import explore_analysis as analysis
-from attention_lens.app.screens import explore_controls as ctl
+from attention_lens.app.screens.explore import analysis
+from attention_lens.app.screens.explore import controls as ctl
 from attention_lens.app.services import CODE_OF, KIND_CODES, MODES
 from attention_lens.app.state import (
     CUSTOM,
@@ -206,7 +206,7 @@ def current(model_key: str, source: str, target: str | None, mode: str, step: in
     if mode == "sample":
         p |= {"temperature": ss.get(K_TEMPERATURE, 1.0), "top_k": ss.get(K_TOP_K, 0), "seed": ss.get(K_SEED, 0)}
     for name, key in (("src_lang", ctl.K_SRC_LANG), ("tgt_lang", ctl.K_TGT_LANG)):
-        if ss.get(key):  # a multilingual model's languages (explore_controls.decoding_ui)
+        if ss.get(key):  # a multilingual model's languages (explore.controls.decoding_ui)
             p[name] = ss[key]
     if heard is not None:  # a speech model's language and task (audio_input.speech_options_ui)
         p |= {name: ss[key] for name, key in (("language", audio_input.K_LANGUAGE), ("task", audio_input.K_TASK))

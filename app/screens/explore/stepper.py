@@ -21,7 +21,7 @@ from collections import OrderedDict
 import streamlit as st
 from attention_lens.app.render import spectrogram
 from attention_lens.app.render import stepper as packing
-from attention_lens.app.screens import explore_controls as ctl
+from attention_lens.app.screens.explore import controls as ctl
 
 KEY = "stepper"  # the component's key (its state: {"step": n})
 K_SENT = "stepper_sent"  # the step the stepper is known to show (sent by the server, or heard from it)
@@ -80,7 +80,7 @@ def _heard() -> None:
 def _heard_view(view=None) -> None:
     """The component reported the view on screen ({kind, view, layer, head}, switched in the browser): it is the
     page's view (the keep keys the hidden pickers, the URL, Copy link and the exports read). Values the model
-    lacks are put right by the view picker (explore_controls.view_ui) on this run."""
+    lacks are put right by the view picker (explore.controls.view_ui) on this run."""
     value = st.session_state.get(KEY)
     got = value.get("view") if view is None and hasattr(value, "get") else view
     if not hasattr(got, "get"):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 from attention_lens.app import exports, services, state
 from attention_lens.app.render import beams
-from attention_lens.app.screens.explore_controls import K_FORCED, K_STEP, chips
+from attention_lens.app.screens.explore.controls import K_FORCED, K_STEP, chips
 
 K_FORCE_MISS, K_OWN, K_FORCE_AT = "force_miss", "reference_own", "force_at"
 K_WAS_TEACHER, K_OWN_FOR = "was_teacher", "reference_own_for"  # when the reference box is filled

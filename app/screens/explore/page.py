@@ -3,7 +3,7 @@
 The run is decoded once per (model, input, options) and cached (services.get_trace); the step controls only
 choose how many of its rows to reveal, so a click never re-encodes or re-decodes. Layout for a 1366 x 768
 projector: inputs in one row, then the step bar over the attention picture with the step's words and the
-next-token chart beside it, all above the fold. The page's state is in its URL (explore_url).
+next-token chart beside it, all above the fold. The page's state is in its URL (explore/url.py).
 """
 
 from __future__ import annotations
@@ -13,12 +13,10 @@ from dataclasses import replace
 import streamlit as st
 from attention_lens.app import exports, nonfinite, services, state
 from attention_lens.app.render import beams, spectrogram, views
-from attention_lens.app.screens import audio_input, explore_stepper, kv_cache, page_url, tour, vocabulary
-from attention_lens.app.screens import explore_analysis as analysis
-from attention_lens.app.screens import explore_controls as ctl
-from attention_lens.app.screens import explore_panels as panels
-from attention_lens.app.screens import explore_url as url
-from attention_lens.app.screens import explore_why as why
+from attention_lens.app.screens import audio_input, kv_cache, page_url, tour, vocabulary
+from attention_lens.app.screens.explore import analysis, panels, url, why
+from attention_lens.app.screens.explore import controls as ctl
+from attention_lens.app.screens.explore import stepper as explore_stepper
 from attention_lens.app.services import CheckpointError, DecodeOptions, ModelInputError
 
 CAPTIONS = {
@@ -45,7 +43,7 @@ K_FORCE_OPEN = "force_open"  # the force box's expander is open
 # Open, these show something of the step on screen that only the server computes: the stepper reports every step
 # to the server while one is (the KV cache, the saliency toggle, the exports, the link, forcing), and in beam
 # search, whose table of live beams follows the step. The logit lens is not among them: every step's table is on
-# the page while it is on, and the stepper shows the step on screen's (explore_stepper.per_step_html).
+# the page while it is on, and the stepper shows the step on screen's (explore.stepper.per_step_html).
 STEP_PANELS = (K_SHARE_OPEN, K_FORCE_OPEN, kv_cache.K_OPEN, why.K_SALIENCY, panels.K_EXPORT_OPEN)
 K_PRESET_SEEN = url.K_PRESET_SEEN
 
@@ -259,7 +257,7 @@ def gold_links(engine, model_key: str, source: str, target: str | None, teacher:
 
 
 def stepper(model_key: str, source: str, target: str | None, options: DecodeOptions) -> None:
-    """The view pickers, the stepper (app/screens/explore_stepper: it steps in the browser) and the panels that
+    """The view pickers, the stepper (app/screens/explore/stepper: it steps in the browser) and the panels that
     need the server at a step. A fragment: a view switch, or the step the stepper reports, reruns only this
     part of the page, reading the run from the cache."""
     engine = services.get_engine(model_key)

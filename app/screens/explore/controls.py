@@ -88,20 +88,6 @@ def chips(tokens, now: int | None = None, cls: str = "", forced: int = 0, specia
     return "<span class='lens-chips'>" + "".join(out) + "</span>"
 
 
-def present_fonts(fig, px: int = PRESENT_PX):
-    """Every text of a figure at least px (presenter mode)."""
-    bar = dict(tickfont=dict(size=px), title=dict(font=dict(size=px)))
-    fig.update_layout(font_size=px, title_font_size=px + 2)
-    if fig.layout.coloraxis.colorscale is not None:
-        fig.update_layout(coloraxis_colorbar=bar)
-    fig.update_traces(colorbar=bar, selector=dict(type="heatmap"))
-    fig.update_xaxes(tickfont_size=px, title_font_size=px)
-    fig.update_yaxes(tickfont_size=px, title_font_size=px)
-    fig.update_annotations(font_size=px)
-    fig.update_traces(textfont_size=px, selector=dict(type="bar"))
-    return fig
-
-
 def _pick(widget_key: str, shared_key: str) -> None:
     st.session_state[shared_key] = st.session_state[widget_key]
 

@@ -11,8 +11,8 @@ from dataclasses import replace
 import streamlit as st
 from attention_lens.app import exports, services, state
 from attention_lens.app.render import why
-from attention_lens.app.screens import explore_controls as ctl
-from attention_lens.app.screens import explore_stepper
+from attention_lens.app.screens.explore import controls as ctl
+from attention_lens.app.screens.explore import stepper as explore_stepper
 from attention_lens.app.services import DecodeOptions, ModelInputError, Trace
 
 K_LENS, K_SALIENCY, K_SALIENCY_METHOD = "why_lens", "why_saliency", "why_saliency_method"
