@@ -7,7 +7,8 @@ except in `preload`, which puts the browser's preload links on the page.
   the Alignment page's tables, drawings and head agreement;
 - `contrib`: contributions and ablation; `why`: the logit lens and saliency; `roles`: the heads' roles table;
   `compare`: the Compare page; `kv_cache`: the key-value cache drawing and its work table;
-- `preload`: the browser's heaviest chart scripts fetched as soon as a page opens.
+- `preload`: the browser's heaviest chart scripts fetched as soon as a page opens; `page_style`: style rules for
+  every page (a cached function's spinner spans its row);
 - `spectrogram`: a clip's run for the browser (frames pooled, its log-mel and samples for the strip and playing);
 - `stepper`: Explore's whole run packed for the browser's stepper (stepper.js, stepper.css);
 - `alignment_breakdown`: small SVG plots of an alignment's error breakdown and each head's sinks;
