@@ -14,7 +14,6 @@ from pathlib import Path
 import streamlit as st
 from attention_lens.app import warmup
 from attention_lens.app.render import page_style
-from attention_lens.app.render import page_style
 from attention_lens.app.render.preload import DATAFRAME, ECHARTS, PLOTLY, preload
 
 SCREENS = Path(__file__).resolve().parent / "screens"
@@ -34,7 +33,6 @@ page = st.navigation([st.Page(str(SCREENS / script), title=title, icon=icon, url
 # other pages with plotly; Leakage lab also draws data grids (app/render/preload.py)
 preload(*{"": [ECHARTS], "Alignment": [], "Leakage_lab": [PLOTLY, DATAFRAME]}.get(page.url_path, [PLOTLY]))
 st.html(page_style.STYLE)  # every page's own style rules (app/render/page_style.py)
-page_style.write()
 try:
     with warmup.script_run():  # the warm-up starts no piece while a page's script runs
         page.run()
