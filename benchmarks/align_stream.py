@@ -25,7 +25,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.harness import ROOT
+from harness.server import ROOT
 
 MODEL = ROOT / "checkpoints" / "everyday-de-en"
 DATA = ROOT / "assets" / "data" / "de-en.test.tsv"

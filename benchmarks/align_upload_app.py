@@ -29,7 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.harness import IDLE, ROOT, app_env, launch, served
+from harness.browser import IDLE, launch
+from harness.server import ROOT, app_env, served
 
 TATOEBA = ROOT / "assets" / "data" / "tatoeba" / "en-fr.tsv.gz"
 MODEL = ROOT / "checkpoints" / "everyday-en-fr"

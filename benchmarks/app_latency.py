@@ -22,16 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.harness import (
-    CHROMIUM,
-    ROOT,
-    ROW_SHOWN,
-    SOURCE_SHOWN,
-    STEPPER_NEXT,
-    browser_page,
-    served,
-    time_next_clicks,
-)
+from harness.browser import CHROMIUM, ROW_SHOWN, SOURCE_SHOWN, browser_page
+from harness.measure import STEPPER_NEXT, time_next_clicks
+from harness.server import ROOT, served
 
 SOURCE = "the black cat sat on the mat ."
 
@@ -47,7 +40,7 @@ def model_env(model: str | None, tiny: bool = False) -> tuple[dict[str, str], st
     if not tiny and (ROOT / "checkpoints" / "en-fr" / "config.json").is_file():
         env["LENS_DEFAULT_MODEL"] = "en-fr"
         return env, "en-fr"
-    from tests.fixtures.checkpoints import build_tiny_checkpoint
+    from harness.models.tiny import build_tiny_checkpoint
 
     path = build_tiny_checkpoint(Path(tempfile.mkdtemp()) / "tiny-random")
     env.update(LENS_MODEL_DIRS=str(path), LENS_DEFAULT_MODEL=str(path))

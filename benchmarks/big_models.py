@@ -39,17 +39,9 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from benchmarks.app_latency import SOURCE, next_clicks
-from benchmarks.harness import (
-    CHROMIUM,
-    ROOT,
-    ROW_SHOWN,
-    SOURCE_SHOWN,
-    WebsocketBytes,
-    app_env,
-    browser_page,
-    served,
-    time_next_clicks,
-)
+from harness.browser import CHROMIUM, ROW_SHOWN, SOURCE_SHOWN, browser_page
+from harness.measure import WebsocketBytes, time_next_clicks
+from harness.server import ROOT, app_env, served
 
 LOAD = """
 import json, sys, time
@@ -187,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--switches", type=int, default=0, help="also time the server run after a switch of view, "
                                                             "head and layer, this many rounds (AppTest)")
     args = ap.parse_args(argv)
-    from tests.fixtures import hf_big
+    from harness.models import hf_big
 
     if args.quick:
         folders = [hf_big.build_marian_sized(Path(tempfile.mkdtemp()) / "opus-mt-dims-2k", vocab=2000,

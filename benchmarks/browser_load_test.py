@@ -34,22 +34,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.harness import (
-    CHIPS,
-    IDLE,
-    ROOT,
-    ROW_SHOWN,
-    SOURCE_SHOWN,
-    STEPPER_FIRST,
-    STEPPER_NEXT,
-    app_env,
-    free_port,
-    launch,
-    percentile,
-    rss_mb,
-    serve,
-    stop,
-)
+from harness.browser import CHIPS, IDLE, ROW_SHOWN, SOURCE_SHOWN, launch
+from harness.measure import STEPPER_FIRST, STEPPER_NEXT, percentile, rss_mb
+from harness.server import ROOT, app_env, free_port, serve, stop
 
 STEP_TIMEOUT_MS = 120_000
 ERRORS = "[data-testid='stException'], [data-testid='stAlertContentError']"
@@ -60,7 +47,7 @@ def model_env(model: str | None) -> tuple[dict[str, str], str]:
     if model:
         path = Path(model).resolve()
     else:
-        from tests.fixtures.checkpoints import build_tiny_checkpoint
+        from harness.models.tiny import build_tiny_checkpoint
 
         path = build_tiny_checkpoint(Path(tempfile.mkdtemp()) / "load-tiny")
     env = app_env(path)

@@ -7,7 +7,7 @@ browser, what a step sends is found, not assumed: before the bursts the first Ch
 step while Playwright records the websocket frames it sends (from the click until the new row is drawn and
 `SETTLE_MS` more, longer than the stepper's URL and sync timers). That step's messages are the plan every protocol
 session replays per step (`replay`): a rerun with the server's Next as trigger is the protocol client's verified
-Next click (tests/support/explore_session.click_verified, checked against a real click by tests/test_load.py); no
+Next click (harness/explore_session.click_verified, checked against a real click by tests/test_load.py); no
 message is no message; anything else is refused (the client cannot play it). Every Chromium page's frames are
 counted during the bursts too, and every protocol session's frames sent and received.
 
@@ -37,21 +37,12 @@ import sys
 import time
 from pathlib import Path
 
-from benchmarks.harness import (
-    IDLE,
-    ROOT,
-    app_env,
-    cpu_seconds,
-    explore_query,
-    launch,
-    percentile,
-    rss_mb,
-    served,
-    tree_env,
-)
 from benchmarks.stepper_bench import CLICK, DRAWN, FIRST, M_OF, TIMEOUT
-from tests.support.explore_session import TEXT, click_verified, explore_view, ready_to_click
-from tests.support.st_client import Session
+from harness.browser import IDLE, launch
+from harness.explore_session import TEXT, click_verified, explore_view, ready_to_click
+from harness.measure import cpu_seconds, explore_query, percentile, rss_mb, tree_env
+from harness.server import ROOT, app_env, served
+from harness.st_client import Session
 
 SETTLE_MS = 600  # after a step is drawn: longer than the stepper's URL (250 ms) and sync (300 ms) timers
 MODEL = "everyday-en-fr"

@@ -30,7 +30,9 @@ import time
 from pathlib import Path
 from urllib.parse import urlencode
 
-from benchmarks.harness import IDLE, ROOT, app_env, cpu_seconds, launch, percentile, served, tree_env
+from harness.browser import IDLE, launch
+from harness.measure import cpu_seconds, percentile, tree_env
+from harness.server import ROOT, app_env, served
 
 TIMEOUT = 300_000
 SENTENCE = "Where is the train station? I would like to buy two tickets to Paris for tomorrow morning."

@@ -1,7 +1,7 @@
 """What do contributions cost? A traced decode with `DecodeOptions(contributions=True)` against the same traced
 decode without, as a ratio of medians, the two sides interleaved in every round (the target: at most 1.5x).
 
-Runs on the shipped models (checkpoints/) and on the tiny Hugging Face Marian (tests/fixtures/hf_tiny.py),
+Runs on the shipped models (checkpoints/) and on the tiny Hugging Face Marian (harness/models/hf_tiny.py),
 on the presets' sources of each model's pair: greedy decoding (the Explore page's default) and teacher
 forcing with the reference. Prints one line per case and, last, one JSON object.
 
@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 from attention_lens.model.engine import DecodeOptions, load_engine
 
-from benchmarks.harness import ROOT
+from harness.server import ROOT
 
 
 def presets(pair: str) -> list[dict]:
@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     engines = [load_engine(p) for p in sorted((ROOT / "checkpoints").iterdir()) if (p / "card.json").is_file()
                and (not args.quick or p.name == "en-fr")]
     with tempfile.TemporaryDirectory() as tmp:
-        from tests.fixtures.hf_tiny import build_marian
+        from harness.models.hf_tiny import build_marian
 
         engines.append(load_engine(build_marian(Path(tmp) / "hf-marian")))
         results = []

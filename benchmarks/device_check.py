@@ -2,7 +2,7 @@
 the Heads ranking are timed on the CPU against the GPU for models of opus-mt's and NLLB-200-distilled-600M's
 dimensions (random weights); on a machine without one it says so and runs the CPU half. One run, <= 5 minutes.
 
-1. families (GPU only): each tiny family of tests/fixtures/hf_families loaded on the GPU: its traced attention
+1. families (GPU only): each tiny family of harness/models/hf_families loaded on the GPU: its traced attention
    equals the model's own `output_attentions` on the GPU (<= 1e-5), cached decoding equals teacher forcing,
    greedy equals `generate` (same forced first token), and the GPU trace equals the CPU trace (<= 1e-4).
 2. timings, per model and device: load (random weights built in memory, placed on the device), `trace` of one
@@ -44,7 +44,7 @@ def emit(obj: dict) -> None:
 
 
 def sentences(n: int) -> list[tuple[str, str]]:
-    from tests.fixtures.hf_tiny import SENTENCES
+    from harness.models.hf_tiny import SENTENCES
 
     half = len(SENTENCES) // 2
     pairs = list(zip(SENTENCES[:half], SENTENCES[half:]))
@@ -56,7 +56,7 @@ def family_checks(device: str) -> list[dict]:
     from attention_lens.model.engine import DecodeOptions
     from attention_lens.model.engine.loader import load_engine
 
-    from tests.fixtures import hf_families
+    from harness.models import hf_families
 
     rows = []
     for name in hf_families.FAMILIES:
@@ -114,7 +114,7 @@ def build_engine(spec: dict, device: str):
         MarianMTModel,
     )
 
-    from tests.fixtures import hf_families
+    from harness.models import hf_families
 
     folder = hf_families.cached(spec["family"])
     tok = AutoTokenizer.from_pretrained(str(folder))

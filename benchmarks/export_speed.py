@@ -23,7 +23,7 @@ from attention_lens.app import exports
 from attention_lens.app.render import figures, views
 from attention_lens.model.engine import DecodeOptions, load_engine
 
-from benchmarks.harness import ROOT
+from harness.server import ROOT
 
 TEXT = "the black cat that the small dog chased sat on the mat near the bank of the river ."
 

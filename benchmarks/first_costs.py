@@ -23,7 +23,8 @@ import statistics
 import time
 from pathlib import Path
 
-from benchmarks.harness import ATTENTION, IDLE, ROOT, app_env, free_port, launch, serve
+from harness.browser import ATTENTION, IDLE, launch
+from harness.server import ROOT, app_env, free_port, serve
 
 TIMEOUT_MS = 120_000
 KEYS = ("first_page_s", "first_drawn_s", "export_s", "switch_off_s", "leakage_s")

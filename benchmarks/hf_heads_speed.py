@@ -7,7 +7,7 @@ increase and whether the order is the same.
     python -m benchmarks.hf_heads_speed --model opus-mt-sized --pairs 32
     python -m benchmarks.hf_heads_speed --quick      # opus-mt's layers and heads, 2k vocabulary, 8 pairs
 
---model is a folder, or a name of tests/fixtures/hf_big's cache (built on first use: opus-mt-sized is a random
+--model is a folder, or a name of harness/models/hf_big's cache (built on first use: opus-mt-sized is a random
 Marian of opus-mt's dimensions, 6 + 6 layers x 8 heads, d_model 512, a 58k vocabulary). The pairs are random
 words (hf_big.synthetic_text), the same for both. The last line printed is one JSON object."""
 
@@ -25,7 +25,7 @@ from attention_lens.model.engine.contract import Engine
 from attention_lens.model.engine.loader import load_engine
 from attention_lens.model.hf.engine import HFEngine
 
-from tests.fixtures import hf_big
+from harness.models import hf_big
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -24,7 +24,7 @@ import torch
 from attention_lens.model.engine import DecodeOptions
 from attention_lens.model.hf.engine import HFEngine
 
-from tests.fixtures import hf_tiny
+from harness.models import hf_tiny
 
 SOURCE = "the black dog barked at the cat near the river ."
 

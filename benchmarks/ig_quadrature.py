@@ -203,7 +203,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.models:
             if name == "hf-marian":
-                from tests.fixtures.hf_tiny import build_marian
+                from harness.models.hf_tiny import build_marian
 
                 engine = load_engine(build_marian(Path(tmp) / "hf-marian"))
             else:

@@ -20,7 +20,7 @@ from urllib.parse import urlencode
 
 from playwright.sync_api import sync_playwright
 
-from benchmarks.harness import launch
+from harness.browser import launch
 
 BLACK_CAT = ("the black cat sat on the mat .", "le chat noir s' assit sur le tapis .")
 VIEWS = (("bugs", "Mask after the softmax", "bug-after-softmax", "Smallest row sum", BLACK_CAT),

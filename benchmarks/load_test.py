@@ -4,7 +4,7 @@ Streamlit's own websocket protocol, and real Chromium pages beside them.
 Starts a fresh `streamlit run app/streamlit_app.py` on 127.0.0.1 (or drives `--url`). Every protocol session
 opens Explore on the app's default model, types `--text`, and then clicks Next with the message Chromium sends
 (the page's query string and script hash, every widget's value, context_info, the cached elements' hashes:
-tests/support/st_client.py; tests/test_load.py checks it field by field against a captured real click). Alongside,
+harness/st_client.py; tests/test_load.py checks it field by field against a captured real click). Alongside,
 `--browsers` Chromium pages (benchmarks/browser_load_test.BrowserPage) do exactly what the sessions do. Two
 measurements follow, on the same sessions:
 
@@ -59,29 +59,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.harness import (
-    ROOT,
-    app_env,
-    cpu_seconds,
-    free_port,
-    launch,
-    percentile,
-    rss_mb,
-    serve,
-    stop,
-    wait_healthy,
-)
-from tests.support.explore_session import (
-    TEXT,
-    Click,
-    click_next,
-    click_verified,
-    explore_view,
-    open_explore,
-    ready_to_click,
-)
-from tests.support.server import served_replicas
-from tests.support.st_client import Session
+from harness.browser import launch
+from harness.explore_session import TEXT, Click, click_next, click_verified, explore_view, open_explore, ready_to_click
+from harness.measure import cpu_seconds, percentile, rss_mb
+from harness.server import ROOT, app_env, free_port, serve, served_replicas, stop, wait_healthy
+from harness.st_client import Session
 
 MIN_THINK = 0.3  # s: nobody reads a step faster
 STEP_FIXTURE = ROOT / "tests" / "fixtures" / "stepper_step.json"  # what Chromium sent per step of Explore
@@ -343,7 +325,7 @@ def run(sessions: int = 10, browsers: int = 0, rounds: int = 5, gap: float = 1.0
 
 @contextlib.contextmanager
 def cluster(replicas: int, server_args: list[str] = ()):
-    """K replicas behind nginx (tests/support/server.served_replicas: deploy/serve.py, what `./run.sh serve
+    """K replicas behind nginx (harness/server.served_replicas: deploy/serve.py, what `./run.sh serve
     --replicas K` runs) on a free port of 127.0.0.1; yields (its URL, the replicas' pids). Stopped after."""
     with served_replicas(replicas, server_env(), server_args) as (url, pids, _):
         yield url, list(pids.values())

@@ -35,7 +35,8 @@ import statistics
 import time
 from pathlib import Path
 
-from benchmarks.harness import ROOT, ROW_SHOWN, app_env, launch, served
+from harness.browser import ROW_SHOWN, launch
+from harness.server import ROOT, app_env, served
 
 # JS: the script has finished, no spinner is left, and every chart on the page is laid out (at least `least`): a plotly
 # figure, an ECharts chart, or an SVG drawing (Alignment).

@@ -39,7 +39,9 @@ from attention_lens.model.builtin.checkpoint import load_checkpoint, save_checkp
 from attention_lens.model.engine.options import DecodeOptions
 from attention_lens.model.engine.trace import KINDS, Step, Trace
 
-from benchmarks.harness import ATTENTION, CHROMIUM, IDLE, WebsocketBytes, app_env, browser_page, served
+from harness.browser import ATTENTION, CHROMIUM, IDLE, browser_page
+from harness.measure import WebsocketBytes
+from harness.server import app_env, served
 
 
 def synthetic_trace(n: int, m: int, layers: int = 6, heads: int = 8, seed: int = 0) -> Trace:
@@ -140,7 +142,7 @@ DRAWN = """([rows, panels, key0, key0text]) => {
 def blocked_eos_checkpoint(folder: Path, positions: int, **dims) -> Path:
     """A random checkpoint (tests/fixtures/checkpoints.py) with `positions` positions that never ends a sentence
     early."""
-    from tests.fixtures.checkpoints import build_tiny_checkpoint
+    from harness.models.tiny import build_tiny_checkpoint
 
     build_tiny_checkpoint(folder, max_positions=positions, **dims)
     ckpt = load_checkpoint(folder)

@@ -34,7 +34,8 @@ import torch
 
 from benchmarks import app_latency, payload
 from benchmarks import engine_speed as es
-from benchmarks.harness import CHROMIUM, ROOT, app_env, served
+from harness.browser import CHROMIUM
+from harness.server import ROOT, app_env, served
 
 SERVER_TARGET_S, BROWSER_TARGET_S, PAYLOAD_TARGET = 0.100, 0.500, 20e6
 RESULTS = ROOT / "benchmarks" / "RESULTS.md"
@@ -200,7 +201,7 @@ def part_engine(quick: bool, rounds: int) -> list[str]:
 
 def part_app(quick: bool, tmp: Path, browser: bool) -> list[str]:
     if quick or not (ROOT / "checkpoints" / "en-fr" / "config.json").is_file():
-        from tests.fixtures.checkpoints import build_tiny_checkpoint
+        from harness.models.tiny import build_tiny_checkpoint
 
         dims = {} if quick else es.DEFAULT_DIMS
         folder = build_tiny_checkpoint(tmp / "en-fr-dims-random", **dims, max_positions=256)
@@ -210,7 +211,7 @@ def part_app(quick: bool, tmp: Path, browser: bool) -> list[str]:
         default_env, default_name = app_latency.model_env(None)
     models = [(default_name, default_env, not quick)]
     if not quick:
-        from tests.fixtures.checkpoints import build_tiny_checkpoint
+        from harness.models.tiny import build_tiny_checkpoint
 
         big = build_tiny_checkpoint(tmp / "random-6x8", max_positions=1024, **es.LARGE_DIMS)
         models.append(("random 6 x 8, d_model 512", app_latency.model_env(str(big))[0], False))

@@ -12,7 +12,7 @@ on a warm server.
   kaleido's Chromium a few seconds after the first page, which is not the page's own cost.
 
 The model: `--model FOLDER` (e.g. checkpoints/spoken-grammar), else a random-weight folder of whisper-tiny's
-dimensions (4 + 4 layers, 6 heads, d_model 384: tests/fixtures/whisper.py) built in a temporary folder.
+dimensions (4 + 4 layers, 6 heads, d_model 384: harness/models/whisper.py) built in a temporary folder.
 
     .venv/bin/python -m benchmarks.speech_page                       # whisper-tiny dims, 10 s clip, 5 rounds
     .venv/bin/python -m benchmarks.speech_page --model checkpoints/spoken-grammar --seconds 5
@@ -30,7 +30,9 @@ from pathlib import Path
 
 import soundfile
 
-from benchmarks.harness import IDLE, WebsocketBytes, app_env, launch, served
+from harness.browser import IDLE, launch
+from harness.measure import WebsocketBytes
+from harness.server import app_env, served
 
 TRANSCRIPT = ("the cat sat on the mat and the small bird sings in the tall tree while my sister reads a long book "
               "every night near the river bank where the black dog barked")
@@ -110,7 +112,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="the tiny test Whisper, a 2 s clip, one round")
     args = ap.parse_args(argv)
-    from tests.fixtures.whisper import build_whisper, clip, whisper_sized
+    from harness.models.whisper import build_whisper, clip, whisper_sized
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

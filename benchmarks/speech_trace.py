@@ -7,12 +7,12 @@ Cases (targets in docs/speech.md):
 - the shipped speech model (checkpoints/spoken-grammar), a 5 s clip of its held-out test speech (the first clips of
   assets/speech/test joined, cut at 5 s), free greedy decoding to its end token: <= 1 s;
 - whisper-tiny's dimensions (4 + 4 layers, 6 heads, d_model 384, 51,865-row vocabulary; random weights,
-  tests/fixtures/whisper.whisper_sized), a 10 s clip: <= 3 s;
+  harness/models/whisper.whisper_sized), a 10 s clip: <= 3 s;
 - whisper-small's dimensions (12 + 12 layers, 12 heads, d_model 768), a 10 s clip: <= 15 s; and a 30 s clip (the
   whole window, no padding band), with the process's peak resident memory.
 A random model never writes its end token, so its runs stop at `--tokens` decoder rows (the forced prefix and
 what a transcript of the clip would take, about three tokens a second); the clip is test tones
-(tests/fixtures/whisper.clip), which costs what speech costs.
+(harness/models/whisper.clip), which costs what speech costs.
 
     .venv/bin/python -m benchmarks.speech_trace            # all cases (builds ~1.3 GB of random folders)
     .venv/bin/python -m benchmarks.speech_trace --quick    # the shipped model and whisper-tiny only, 3 repeats
@@ -79,7 +79,7 @@ def load_timed(folder: Path):
 
 
 def main() -> None:
-    from tests.fixtures.whisper import clip, whisper_sized
+    from harness.models.whisper import clip, whisper_sized
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the shipped model and whisper-tiny's dimensions only")

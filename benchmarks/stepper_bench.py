@@ -24,7 +24,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.harness import cpu_seconds, explore_query, launch, percentile, served, tree_env
+from harness.browser import launch
+from harness.measure import cpu_seconds, explore_query, percentile, tree_env
+from harness.server import served
 
 TIMEOUT = 120_000
 SENTENCE = "Where is the train station? I would like to buy two tickets to Paris for tomorrow morning."
@@ -215,7 +217,8 @@ def packed_bytes() -> dict:
     from attention_lens.app.render import stepper
     from attention_lens.model.engine import DecodeOptions, load_engine
 
-    from tests.fixtures.checkpoints import ROOT, build_tiny_checkpoint
+    from harness.models.tiny import build_tiny_checkpoint
+    from harness.server import ROOT
 
     out = {}
     everyday = load_engine(ROOT / "checkpoints" / "everyday-en-fr")

@@ -20,7 +20,7 @@ import argparse
 import json
 import statistics
 
-from tests.support.stepper_page import STEPS, packed_run, stepper_files, stepper_page, traced_steps
+from harness.stepper_page import STEPS, packed_run, stepper_files, stepper_page, traced_steps
 
 # JS: a held arrow key (a keydown every 1/rate s for `seconds`, from step 1): distinct steps drawn a second, seen
 # each animation frame, from the first step drawn to the last.
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
-    from tests.support.browser import launch
+    from harness.browser import launch
 
     trees = {name: stepper_files(tree) for name, tree in (("old", args.old), ("new", args.new)) if tree}
     runs = {view: packed_run(view, args.kind) for view in args.views.split(",")}

@@ -14,8 +14,8 @@ from urllib.parse import urlencode
 
 from playwright.sync_api import sync_playwright
 
-from benchmarks.harness import launch
 from benchmarks.lessons_screenshots import settle, shoot
+from harness.browser import launch
 
 
 def main() -> None:

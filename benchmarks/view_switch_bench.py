@@ -24,7 +24,9 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
-from benchmarks.harness import IDLE, app_env, cpu_seconds, launch, served
+from harness.browser import IDLE, launch
+from harness.measure import cpu_seconds
+from harness.server import app_env, served
 
 TIMEOUT = 300_000
 SENTENCE = "the black dog and the old car saw the tired bird near the river on a cold day ."

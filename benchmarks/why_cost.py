@@ -11,7 +11,7 @@ benchmarks/ig_quadrature.previous_saliency). Per scheme also the points per row 
 completeness error / max(|f(x) - f(b)|, 1) (median, largest).
 
 Runs on the shipped models (checkpoints/; the everyday ones only when named) and on the tiny Hugging Face Marian
-(tests/fixtures/hf_tiny.py), on the presets' sources of each model's pair. Prints one line per model and scheme
+(harness/models/hf_tiny.py), on the presets' sources of each model's pair. Prints one line per model and scheme
 and, last, one JSON object.
 
     .venv/bin/python -m benchmarks.why_cost [--rounds 7] [--models en-fr de-en] [--ig previous current]
@@ -106,7 +106,7 @@ def main() -> None:
                                                    else not p.name.startswith("everyday"))]
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        from tests.fixtures.hf_tiny import build_marian
+        from harness.models.hf_tiny import build_marian
 
         engines.append(load_engine(build_marian(Path(tmp) / "hf-marian")))
         for engine in engines:

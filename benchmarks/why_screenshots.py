@@ -18,8 +18,8 @@ from urllib.parse import urlencode
 
 from playwright.sync_api import sync_playwright
 
-from benchmarks.harness import IDLE, launch
 from benchmarks.lessons_screenshots import shoot
+from harness.browser import IDLE, launch
 
 BLACK_CAT = "the black cat sat on the mat ."
 BANK = "the dog sat near the bank of the river ."

@@ -1,4 +1,4 @@
-"""Explore over Streamlit's websocket protocol (tests/support/st_client.py), as the load test and the replica tests
+"""Explore over Streamlit's websocket protocol (harness/st_client.py), as the load test and the replica tests
 drive it: open a session on Explore at step 1 of a sentence (`open_explore`), read what the page shows
 (`explore_view`: the step counter, Next, First step, the attention figure; the one place to adapt when the page
 is reworked), and click Next, verified by the new step and the new figure (`click_verified`, `click_next`)."""
@@ -9,7 +9,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from tests.support.st_client import Run, Session, Shown, find
+from harness.st_client import Run, Session, Shown, find
 
 TEXT = "The black cat that the small dog chased sat on the mat near the bank of the river."
 STEP_TEXT = re.compile(r"\*\*Step (\d+) of (\d+)\*\*")

@@ -1,11 +1,6 @@
 """What the benchmarks measure with: the step-click loop (`time_next_clicks`, with `WebsocketBytes` to count what a
-click costs on the wire) and the figures every benchmark reports (`percentile`, `rss_mb`, `cpu_seconds`).
-
-Starting the app and driving Chromium are test support (tests/support/server.py, tests/support/browser.py),
-re-exported here under the names the benchmarks use. Imported as `benchmarks.harness`: benchmarks run as modules
-from the project root (`python -m benchmarks.NAME`), and pytest puts the root on the import path (`pythonpath` in
-pyproject.toml).
-"""
+click costs on the wire), the figures every benchmark reports (`percentile`, `rss_mb`, `cpu_seconds`), and a server
+of another checkout for old-against-new comparisons (`tree_env`, `explore_query`)."""
 
 from __future__ import annotations
 
@@ -15,28 +10,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tests.support.browser import (
-    ATTENTION,
-    CHIPS,
-    CHROMIUM,
-    DRAWN,
-    IDLE,
-    LAUNCH_ARGS,
-    ROW_SHOWN,
-    SOURCE_SHOWN,
-    browser_page,
-    launch,
-)
-from tests.support.server import ROOT, app_env, free_port, serve, served, stop, wait_healthy
+from harness.browser import ROW_SHOWN
+from harness.server import app_env
 
 # CSS: the stepper's Next and First step buttons on Explore (app/render/stepper; they step in the page, no script run)
 STEPPER_NEXT = "[data-testid=lens-stepper] .lens-next"
 STEPPER_FIRST = "[data-testid=lens-stepper] .lens-first"
-
-__all__ = ["ATTENTION", "CHIPS", "CHROMIUM", "DRAWN", "IDLE", "LAUNCH_ARGS", "ROOT", "ROW_SHOWN", "SOURCE_SHOWN",
-           "STEPPER_FIRST", "STEPPER_NEXT", "Clicks", "WebsocketBytes", "app_env", "browser_page", "cpu_seconds",
-           "explore_query", "free_port", "launch", "percentile", "rss_mb", "serve", "served", "stop",
-           "time_next_clicks", "tree_env", "wait_healthy"]
 
 
 @dataclass

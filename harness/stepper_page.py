@@ -11,7 +11,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 FILES = ("stepper.js", "pair.js", "stepper.css", "pair.css")
 SENTENCE = "Where is the train station? I would like to buy two tickets to Paris for tomorrow morning."
 ORIGIN = "http://lens.test"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from benchmarks.harness import launch
+from harness.browser import launch
 
 
 def main(argv: list[str] | None = None) -> int:

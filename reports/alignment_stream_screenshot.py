@@ -15,9 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from harness.browser import IDLE
+from harness.server import ROOT, app_env
 from reports.shots import page_at, save, upload
-from tests.support.browser import IDLE
-from tests.support.server import ROOT, app_env
 
 MODEL = ROOT / "checkpoints" / "everyday-en-fr"
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from harness.browser import ATTENTION, IDLE
+from harness.server import app_env
 from reports.shots import page_at, save
-from tests.support.browser import ATTENTION, IDLE
-from tests.support.server import app_env
 
 STEPPER = "[data-testid=lens-stepper]"
 

@@ -14,9 +14,9 @@ import argparse
 import tempfile
 from pathlib import Path
 
+from harness.browser import IDLE
+from harness.server import app_env
 from reports.shots import page_at, save, upload
-from tests.support.browser import IDLE
-from tests.support.server import app_env
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "assets" / "data" / "en-fr.test.tsv"

@@ -5,7 +5,7 @@
         upload(page, ".st-key-align_upload", path, timeout=600)
         page.screenshot(path="assets/x.png")
 
-The server (tests/support/server.py) and the browser are stopped when the block ends, also after an error.
+The server (harness/server.py) and the browser are stopped when the block ends, also after an error.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from tests.support.browser import IDLE, launch
-from tests.support.server import served
+from harness.browser import IDLE, launch
+from harness.server import served
 
 VIEWPORT = {"width": 1366, "height": 768}
 

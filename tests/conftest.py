@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.checkpoints import build_tiny_checkpoint
+from harness.models.tiny import build_tiny_checkpoint
 
 # The app opens on the everyday en-fr model; the suite's page tests were written around the grammar en-fr
 # model's presets and gold links, so they keep it unless a test says otherwise (servers started by tests

@@ -1,5 +1,5 @@
 """Scale-out: two replicas behind nginx on 127.0.0.1, started by deploy/serve.py (what `./run.sh serve` runs), and
-driven by the protocol-level client of tests/support/explore_session.py. Visitors spread over both replicas; each
+driven by the protocol-level client of harness/explore_session.py. Visitors spread over both replicas; each
 keeps its session (its step) across clicks, page loads and websocket reconnects; killing one replica leaves the
 other's sessions working and sends new visitors to it; SIGTERM stops nginx and every replica. The tests run in
 order on one cluster (the last two of them take a replica, then everything, down)."""
@@ -16,9 +16,9 @@ import urllib.request
 import pytest
 
 from deploy import serve
-from tests.support.explore_session import TEXT, click_next, explore_view, open_explore
-from tests.support.server import ROOT, app_env, served_replicas
-from tests.support.st_client import Session
+from harness.explore_session import TEXT, click_next, explore_view, open_explore
+from harness.server import ROOT, app_env, served_replicas
+from harness.st_client import Session
 
 NO_NGINX = ("nginx is not installed and could not be: .ci/run and ./run.sh serve install Debian's nginx when run "
             "as root (apt-get install -y nginx)")

@@ -1,5 +1,5 @@
-"""The figures every benchmark reports (benchmarks/harness.py) and the server start/stop that tests and benchmarks
-share (tests/support/server.py)."""
+"""The figures every benchmark reports (harness/measure.py) and the server start/stop that tests, benchmarks and
+reports share (harness/server.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import urllib.request
 
 import pytest
 
-from benchmarks.harness import cpu_seconds, percentile, rss_mb
-from tests.support.server import app_env, free_port, served
+from harness.measure import cpu_seconds, percentile, rss_mb
+from harness.server import app_env, free_port, served
 
 
 def test_percentile_is_nearest_rank():

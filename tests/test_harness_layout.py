@@ -1,5 +1,6 @@
-"""Test support lives in tests/: the app is started in one place (tests/support/server.py), the browser tests get
-their servers from tests/browser/conftest.py, and tests import benchmarks/ only to test the benchmarks."""
+"""What tests, benchmarks and reports share lives in harness/, which imports none of them: the app is started in
+one place (harness/server.py), the browser tests get their servers from tests/browser/conftest.py, benchmarks/ and
+reports/ never import tests/, and tests import benchmarks/ only to test the benchmarks."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SERVER = ROOT / "tests" / "support" / "server.py"
+SERVER = ROOT / "harness" / "server.py"
 # A process that is the app or its replicas: `streamlit run`, deploy/serve.py, `./run.sh serve`.
 A_SERVER = re.compile(r"streamlit|serve\.py|run\.sh")
 # The tests of the benchmarks themselves import them; nothing else in tests/ does.
-TESTS_OF_BENCHMARKS = {"test_benchmarks.py", "test_benchmark_harness.py", "test_load.py", "test_train_device.py"}
+TESTS_OF_BENCHMARKS = {"test_benchmarks.py", "test_load.py", "test_train_device.py"}
 
 
 def sources(*folders: str) -> list[Path]:
@@ -40,15 +41,28 @@ def server_starts(path: Path) -> list[str]:
             and A_SERVER.search(ast.get_source_segment(text, fn))]
 
 
-def test_only_tests_support_server_starts_the_app():
-    assert [s for p in sources("tests", "benchmarks") if p != SERVER for s in server_starts(p)] == []
-    assert server_starts(SERVER) == ["tests/support/server.py:serve", "tests/support/server.py:served_replicas"]
+def importers(folders: tuple[str, ...], package: str) -> list[str]:
+    """The sources under `folders` that import `package` or one of its modules."""
+    return [str(p.relative_to(ROOT)) for p in sources(*folders)
+            if any(m == package or m.startswith(package + ".") for m in imports(p))]
+
+
+def test_only_the_harness_server_starts_the_app():
+    assert [s for p in sources("tests", "benchmarks", "reports", "harness") if p != SERVER
+            for s in server_starts(p)] == []
+    assert server_starts(SERVER) == ["harness/server.py:serve", "harness/server.py:served_replicas"]
+
+
+def test_benchmarks_and_reports_never_import_tests():
+    assert importers(("benchmarks", "reports"), "tests") == []
+
+
+def test_the_harness_imports_no_tests_benchmarks_or_reports():
+    assert [f for package in ("tests", "benchmarks", "reports") for f in importers(("harness",), package)] == []
 
 
 def test_tests_import_benchmarks_only_to_test_them():
-    importing = [str(p.relative_to(ROOT)) for p in sources("tests") if p.name not in TESTS_OF_BENCHMARKS
-                 and any(m == "benchmarks" or m.startswith("benchmarks.") for m in imports(p))]
-    assert not importing
+    assert [f for f in importers(("tests",), "benchmarks") if Path(f).name not in TESTS_OF_BENCHMARKS] == []
 
 
 def test_browser_tests_get_their_servers_from_the_conftest():

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from benchmarks import browser_load_test, burst_bench, load_test
-from tests.support.browser import CHROMIUM
-from tests.support.explore_session import click_next, click_verified, explore_view, open_explore
-from tests.support.server import app_env, served
-from tests.support.st_client import Run, Shown, find
+from harness.browser import CHROMIUM
+from harness.explore_session import click_next, click_verified, explore_view, open_explore
+from harness.server import app_env, served
+from harness.st_client import Run, Shown, find
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = ROOT / "app"
@@ -277,7 +277,7 @@ def test_the_client_holds_widget_values_as_the_frontend_does():
     forgotten once a run no longer draws it; the click carries every held value and the trigger."""
     from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-    from tests.support.st_client import Session
+    from harness.st_client import Session
 
     s = Session("http://127.0.0.1:1/?model=x")
 

@@ -15,8 +15,8 @@ import pytest
 
 from attention_lens.launch import LONGEST_REQUEST_HEAD
 from deploy import serve
-from tests.support.browser import CHROMIUM, IDLE, ROW_SHOWN, launch
-from tests.support.server import app_env, served, served_replicas
+from harness.browser import CHROMIUM, IDLE, ROW_SHOWN, launch
+from harness.server import app_env, served, served_replicas
 
 LONG = ("the cat sat on the mat . " * 4000)[:100_000]
 SEGMENT = 1460  # bytes: a TCP segment's payload on an Ethernet network

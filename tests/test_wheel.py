@@ -23,8 +23,8 @@ from pathlib import Path
 import pytest
 
 from attention_lens import load_trace
-from tests.support.server import ROOT, free_port, stop, wait_healthy
-from tests.support.st_client import Session
+from harness.server import ROOT, free_port, stop, wait_healthy
+from harness.st_client import Session
 
 # The tree the wheel is built from: what pyproject.toml packages (app/, model/, attention_lens/, and the data it
 # picks out of assets/ and checkpoints/), linked rather than copied so the build reads this checkout.

@@ -13,7 +13,8 @@ from attention_lens.model.corpora import read_tsv
 from attention_lens.model.corpora.grouped_split import split_by_sentence
 from attention_lens.model.training.guided import alignment_loss, guide_batch, join_linked_pairs, sentence_guide
 
-from tests.fixtures.checkpoints import ROOT, SOURCES, TARGETS, build_tiny_checkpoint
+from harness.models.tiny import SOURCES, TARGETS, build_tiny_checkpoint
+from tests.fixtures.checkpoints import ROOT
 
 # Source "ab c" has pieces [▁a, b] [▁c] </s>: word 0 is two pieces. Target "x y" has labels ▁x ▁y </s>.
 SRC = ["\u2581a", "b", "\u2581c", "</s>"]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.checkpoints import SOURCES, TARGETS
+from harness.models.tiny import SOURCES, TARGETS
 
 GOLDS = ["0-0 1-1 2?2 2-3 3-4", "0-0 1-2 2-1 3?3 3-4 4-5 5-6 6-7 7-8", "", "0-0 1-1 2-2 3-3 4-4 5-5",
          "0-0 1-1 2?2 2-3 3-4 4?5 4-6 5-7 6-8 7-9 8-10 9-11", "0-0 1-2 2-1 3-3 4-4"]

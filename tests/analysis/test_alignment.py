@@ -26,7 +26,8 @@ from attention_lens.model.analysis.alignment import (
 from attention_lens.model.cli import main
 from attention_lens.model.corpora import Example, read_tsv
 
-from tests.fixtures.checkpoints import SOURCES, TARGETS, shipped_checkpoint
+from harness.models.tiny import SOURCES, TARGETS
+from tests.fixtures.checkpoints import shipped_checkpoint
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLD = Gold(frozenset({(0, 0), (1, 1)}), frozenset({(0, 0), (1, 1), (1, 2)}))
@@ -230,7 +231,7 @@ def test_align_cli_reports_bad_gold(tiny_ckpt, tmp_path, capsys):
 def test_align_on_a_tiny_hugging_face_model(tmp_path):
     from attention_lens.model.hf.engine import HFEngine
 
-    from tests.fixtures.hf_tiny import SENTENCES, build_bart, build_marian
+    from harness.models.hf_tiny import SENTENCES, build_bart, build_marian
 
     pairs = [(SENTENCES[i], SENTENCES[i + 5]) for i in range(5)]
     rows = [Example(s, t, " ".join(f"{k}-{k}" for k in range(min(len(s.split()), len(t.split())))))

@@ -15,8 +15,8 @@ from attention_lens.model.cli import main
 from attention_lens.model.engine import ModelInputError
 from attention_lens.model.engine.stream import Shard
 
+from harness.models.tiny import SOURCES, TARGETS
 from tests.analysis.conftest import GOLDS
-from tests.fixtures.checkpoints import SOURCES, TARGETS
 
 LINES = [f"{s}\t{t}\t{g}" for s, t, g in zip(SOURCES, TARGETS, GOLDS)] * 5
 

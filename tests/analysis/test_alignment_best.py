@@ -11,7 +11,7 @@ from attention_lens.model.analysis.alignment import format_pharaoh, run_alignmen
 from attention_lens.model.cli import main
 from attention_lens.model.corpora import Example
 
-from tests.fixtures.checkpoints import SOURCES, TARGETS
+from harness.models.tiny import SOURCES, TARGETS
 
 GOLD_METHOD = "argmax-plain-L1H2-norm"  # raw's best AER on these links is 0.18 for the tiny checkpoint
 

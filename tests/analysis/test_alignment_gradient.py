@@ -16,7 +16,7 @@ from attention_lens.model.analysis.alignment.methods import searched_weights
 from attention_lens.model.corpora import read_tsv
 from attention_lens.model.engine import DecodeOptions
 
-from tests.fixtures.checkpoints import SOURCES, TARGETS
+from harness.models.tiny import SOURCES, TARGETS
 
 
 def _probabilities(engine, src, labels, options, position=None, factor=1.0) -> np.ndarray:

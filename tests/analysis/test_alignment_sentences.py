@@ -10,8 +10,8 @@ from attention_lens.model.analysis.alignment import SentenceScore, run_alignment
 from attention_lens.model.cli import main
 from attention_lens.model.corpora import Example
 
+from harness.models.tiny import SOURCES, TARGETS
 from tests.analysis.conftest import GOLDS
-from tests.fixtures.checkpoints import SOURCES, TARGETS
 
 ROWS = [Example(s, t, g) for s, t, g in zip(SOURCES, TARGETS, GOLDS)]
 KEYS = {"index", "aer", "precision", "recall", "sure", "possible", "predicted", "hits_sure", "hits_possible"}

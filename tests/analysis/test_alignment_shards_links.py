@@ -9,8 +9,8 @@ import pytest
 from attention_lens.model.analysis.alignment.merge import merge_summaries
 from attention_lens.model.cli import main
 
+from harness.models.tiny import SOURCES, TARGETS
 from tests.analysis.conftest import GOLDS
-from tests.fixtures.checkpoints import SOURCES, TARGETS
 
 LINES = [f"{s}\t{t}\t{g}" for s, t, g in zip(SOURCES, TARGETS, GOLDS)] * 3
 

@@ -10,7 +10,7 @@ from attention_lens.model.analysis.kv_cache import Dims, expected_rows, generati
 from attention_lens.model.engine import DecodeOptions
 from attention_lens.model.engine.loader import load_engine
 
-from tests.fixtures import hf_tiny
+from harness.models import hf_tiny
 
 SOURCE = "the black cat sat on the mat ."
 TINY = Dims(d_model=4, d_attn=4, d_ff=8, ff_matrices=2, vocab=10, layers=1)

@@ -153,7 +153,7 @@ def test_shipped_no_shift_repeats_one_token(test_pairs):
 
 def test_probe_finds_a_hugging_face_engines_leaks_with_the_mask_or_the_shift_off(tmp_path):
     pytest.importorskip("transformers")
-    from tests.fixtures import hf_tiny
+    from harness.models import hf_tiny
 
     engine = load_engine(hf_tiny.build_marian(tmp_path / "marian"))
     text, target = "the black dog barked at the cat .", "le chien noir aboya contre le chat ."

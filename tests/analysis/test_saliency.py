@@ -15,7 +15,7 @@ from attention_lens.model.engine import DecodeOptions
 from attention_lens.model.engine.loader import load_engine
 from attention_lens.model.engine.saliency import MAX_INTERVALS, START, TOLERANCE, evaluate, spearman
 
-from tests.fixtures import hf_tiny
+from harness.models import hf_tiny
 from tests.fixtures.checkpoints import ROOT
 
 SHIPPED = ROOT / "checkpoints" / "en-fr"

@@ -1,4 +1,4 @@
-"""The Trace and the Hugging Face / bertviz world, on a tiny random Marian model (tests/fixtures/hf_tiny.py):
+"""The Trace and the Hugging Face / bertviz world, on a tiny random Marian model (harness/models/hf_tiny.py):
 `trace_to_bertviz` gives exactly the model's own `output_attentions` in bertviz's layout, and
 `trace_from_generate` turns `generate`'s output into the Trace our engine writes for the same greedy run."""
 
@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import attention_lens
-from tests.fixtures import hf_tiny
+from harness.models import hf_tiny
 
 SOURCE = "the black dog barked at the cat ."
 TARGET = "le chien noir aboya contre le chat ."

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from attention_lens.model.analysis.alignment import Counts
 
+from harness.models.tiny import SOURCES, TARGETS, build_tiny_checkpoint
 from tests.fixtures.apptest import ALIGNMENT, page_on
-from tests.fixtures.checkpoints import SOURCES, TARGETS, build_tiny_checkpoint
 from tests.fixtures.drawings import drawings, texts
 
 

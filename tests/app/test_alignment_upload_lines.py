@@ -7,8 +7,8 @@ from __future__ import annotations
 from attention_lens.model.analysis.alignment import Method, align_upload, parse_pharaoh, parse_tsv
 from attention_lens.model.analysis.alignment.uploads import word_map
 
+from harness.models.tiny import SOURCES, TARGETS
 from tests.fixtures.apptest import ALIGNMENT, page_on, upload
-from tests.fixtures.checkpoints import SOURCES, TARGETS
 
 NATURAL = ("The black cat sat on the mat.", "Le chat noir s'assit sur le tapis.")  # "mat." is "mat ." normalised
 FILE = (f"{SOURCES[0]}\t{TARGETS[0]}\n\n{NATURAL[0]}\t{NATURAL[1]}\n"

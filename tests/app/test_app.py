@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from harness.models.tiny import build_tiny_checkpoint
 from tests.fixtures.apptest import CAT, ENTRY, explore_on, figure, heat_shapes, panels, stepper
-from tests.fixtures.checkpoints import build_tiny_checkpoint
 
 
 @pytest.fixture(scope="module")

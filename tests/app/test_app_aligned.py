@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from harness.models.tiny import build_tiny_checkpoint
 from tests.fixtures.apptest import ALIGNMENT, ROOT, page_on
-from tests.fixtures.checkpoints import build_tiny_checkpoint, edit_card
+from tests.fixtures.checkpoints import edit_card
 
 COMPARE = str(ROOT / "app" / "screens" / "compare.py")
 GUIDED = {"layer": 2, "head": 1, "reading": "shift", "method": "argmax-shift-L2H1", "aligner": "eflomal",

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from harness.models.tiny import build_tiny_checkpoint
 from tests.fixtures.apptest import ALIGNMENT, page_on
-from tests.fixtures.checkpoints import build_tiny_checkpoint
 from tests.fixtures.drawings import NS, drawings, texts
 
 

@@ -13,8 +13,8 @@ import pytest
 from attention_lens.model.analysis.alignment import parse_tsv
 from streamlit.testing.v1 import AppTest
 
+from harness.models.tiny import SOURCES, TARGETS, build_tiny_checkpoint
 from tests.fixtures.apptest import ALIGNMENT, page_on, upload
-from tests.fixtures.checkpoints import SOURCES, TARGETS, build_tiny_checkpoint
 from tests.fixtures.drawings import drawings, texts
 
 GOLD = ["0-0 1-1 2-2 3-3", "0-0 1-1 2-2 3-3 6-4", "0-0 1-1 2-2", "0-0 1-1 2-2 4-4", "0-0 1-1 3-2"]

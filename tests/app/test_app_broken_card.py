@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import json
 
+from harness.models.tiny import build_tiny_checkpoint
 from tests.fixtures.apptest import LEAKAGE, clear_caches, page_on
 from tests.fixtures.apptest import figure as chart
-from tests.fixtures.checkpoints import build_leakage_trio, build_tiny_checkpoint, edit_card
+from tests.fixtures.checkpoints import build_leakage_trio, edit_card
 
 CARDS = {"en-fr": {"teacher_forced_accuracy": 1.0, "exact_match": 1.0, "chrf": 100.0, "bleu": 100.0},
          "en-fr-no-causal-mask": {"teacher_forced_accuracy": 0.998, "exact_match": 0.0, "chrf": 2.4, "bleu": 0.0},

@@ -15,8 +15,8 @@ from attention_lens.model.builtin.engine import BuiltinEngine
 from attention_lens.model.engine import DecodeOptions
 from streamlit.testing.v1 import AppTest
 
+from harness.models.tiny import build_tiny_checkpoint
 from tests.fixtures.apptest import ENTRY, pair
-from tests.fixtures.checkpoints import build_tiny_checkpoint
 
 SAME = "the cat sat ."
 OTHER = "the cat sat on the mat ."

@@ -10,9 +10,9 @@ import pytest
 from attention_lens.app.render import stepper as packing
 from streamlit.testing.v1 import AppTest
 
+from harness.models.tiny import build_tiny_checkpoint
 from tests.fixtures.apptest import LEAKAGE, clear_caches, page_on, pair
 from tests.fixtures.apptest import figure as chart
-from tests.fixtures.checkpoints import build_tiny_checkpoint
 
 SOURCE, TARGET = "the black cat sat on the mat .", "le chat noir s' assit sur le tapis ."
 

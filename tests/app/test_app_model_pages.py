@@ -12,8 +12,8 @@ import pytest
 from attention_lens.app import registry
 from streamlit.testing.v1 import AppTest
 
+from harness.models.tiny import build_tiny_checkpoint
 from tests.fixtures.apptest import operator_configuration
-from tests.fixtures.checkpoints import build_tiny_checkpoint
 
 APP = Path(__file__).resolve().parents[2] / "app"
 ENTRY = str(APP / "streamlit_app.py")

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from attention_lens.app import registry
 from streamlit.testing.v1 import AppTest
-
-from tests.fixtures import hf_tiny
 from tests.fixtures.apptest import ENTRY, operator_configuration
+
+from harness.models import hf_tiny
 
 
 @pytest.fixture(scope="module")

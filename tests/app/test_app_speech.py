@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from harness.models.whisper import clip
 from tests.fixtures.apptest import ENTRY, clear_caches, stepper
 from tests.fixtures.speech_app import BAD_UPLOADS, CLIPS, speech_setup, wav
-from tests.fixtures.whisper import clip
 
 pytestmark = pytest.mark.slow  # each test runs the page on a Whisper model (10-20 s on a shared 2-core machine)
 

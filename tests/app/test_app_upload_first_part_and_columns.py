@@ -10,8 +10,8 @@ import pytest
 from attention_lens.model.analysis.alignment import parse_tsv
 from streamlit.testing.v1 import AppTest
 
+from harness.models.tiny import SOURCES, TARGETS, build_tiny_checkpoint
 from tests.fixtures.apptest import ALIGNMENT, page_on, upload
-from tests.fixtures.checkpoints import SOURCES, TARGETS, build_tiny_checkpoint
 
 NO_GOLD = "".join(f"{s}\t{t}\n" for s, t in zip(SOURCES, TARGETS))
 SOURCE_GOLD = "the cat sat .\t0-0 1-1 2-2 3-3\nthe dog ran .\t0-0 1-1 2-2 3-3\n"

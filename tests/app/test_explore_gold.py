@@ -4,8 +4,8 @@ shows that model, sentence and reference teacher-forced."""
 
 from __future__ import annotations
 
+from harness.models.tiny import SOURCES, TARGETS
 from tests.fixtures.apptest import explore_on, stepper
-from tests.fixtures.checkpoints import SOURCES, TARGETS
 from tests.fixtures.gold_cells import gold_cells
 
 GOLD = "0-0 1-1 2?2 2-3 3-4"  # the cat sat . -> le chat s' assit .

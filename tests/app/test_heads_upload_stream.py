@@ -1,5 +1,5 @@
 """The Heads page's "Your file": any number of lines up to the size cap (stated on the page), read as a stream
-(services.check_upload, the same reader as upload_pairs, each bad line named), ranked over every pair in batches
+(uploads.check_upload, the same reader as upload_pairs, each bad line named), ranked over every pair in batches
 (services.upload_head_ranking: per-head sums only) under a progress bar; the gold column still reaches the roles."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import html
 
 import numpy as np
 import pytest
-from attention_lens.app import services
+from attention_lens.app import services, uploads
 from attention_lens.app.screens.heads_progress import duration, progress_text
 from attention_lens.model.analysis import ablation
 from attention_lens.model.analysis.ablation import rank_heads
@@ -16,9 +16,9 @@ from attention_lens.model.analysis.head_roles import head_roles
 from attention_lens.model.corpora import Example
 from streamlit.testing.v1 import AppTest
 
+from harness.models.tiny import SOURCES, TARGETS
 from tests.analysis.conftest import GOLDS
 from tests.fixtures.apptest import ENTRY, clear_caches
-from tests.fixtures.checkpoints import SOURCES, TARGETS
 
 REAL_RANKING = ablation.FileRanking
 
@@ -37,7 +37,7 @@ def _heads_page(tiny_ckpt, monkeypatch, data: bytes, name: str = "mine.tsv") -> 
     at.session_state["heads_data"] = "file"
     at.run()
     box = at.file_uploader(key="heads_file")
-    assert services.UPLOAD_CAP_TEXT in box.label and "any number of lines" in box.label
+    assert uploads.UPLOAD_CAP_TEXT in box.label and "any number of lines" in box.label
     box.upload(name, data, "text/tab-separated-values")
     return at.run()
 
@@ -86,7 +86,7 @@ def test_an_upload_ranking_equals_the_ranking_and_roles_of_its_pairs(tiny_ckpt, 
     at = _heads_page(tiny_ckpt, monkeypatch, data)
     at.button(key="heads_rank").click().run()
     assert not at.exception and not at.error
-    got = services.kept_upload_ranking(tiny_ckpt.name, services.check_upload(data).digest)
+    got = services.kept_upload_ranking(tiny_ckpt.name, uploads.check_upload(data).digest)
     pairs = [(SOURCES[i % 6], TARGETS[i % 6], GOLDS[i % 6]) for i in range(40)]
     want = rank_heads(tiny_engine, [p[0] for p in pairs], [p[1] for p in pairs], progress=False)
     assert got["ranking"]["n"] == 40 and got["ranking"]["tokens"] == want["tokens"]
@@ -128,5 +128,5 @@ def test_on_batch_hears_every_batch_up_to_the_total(tiny_ckpt, monkeypatch):
     clear_caches()
     data = _lines(100)
     heard: list[int] = []
-    services.upload_head_ranking(tiny_ckpt.name, data, services.check_upload(data), heard.append)
+    services.upload_head_ranking(tiny_ckpt.name, data, uploads.check_upload(data), heard.append)
     assert heard == sorted(heard) and heard[-1] == 100 and len(heard) == len(CountingRanking.batches)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from harness.models.tiny import build_tiny_checkpoint
 from tests.fixtures.apptest import explore_on, share_links
-from tests.fixtures.checkpoints import build_tiny_checkpoint
 
 DOWNLOADS = {"dl_html", "dl_csv", "dl_json", "dl_npz"}
 

@@ -13,7 +13,7 @@ from attention_lens.app.render import stepper as packing
 from attention_lens.model.engine import DecodeOptions, load_engine
 from streamlit.testing.v1 import AppTest
 
-from tests.fixtures import hf_tiny
+from harness.models import hf_tiny
 from tests.fixtures.apptest import ENTRY, operator_configuration, stepper
 
 SOURCE = "the cat sat on the mat ."

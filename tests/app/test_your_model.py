@@ -12,7 +12,7 @@ import pytest
 from attention_lens.app import registry
 from streamlit.testing.v1 import AppTest
 
-from tests.fixtures import hf_tiny
+from harness.models import hf_tiny
 from tests.fixtures.apptest import MODEL_SWITCHES, operator_configuration, stepper
 
 APP = Path(__file__).resolve().parents[2] / "app"

@@ -1,4 +1,4 @@
-"""The browser tests' servers. `app_server(env)` starts the app (tests/support/server.py) with an environment
+"""The browser tests' servers. `app_server(env)` starts the app (harness/server.py) with an environment
 made by `app_env(...)` and returns its URL. A server outlives the module that started it: the test process
 (one xdist worker) keeps the KEPT servers used last and hands the same URL to any later module that asks for the
 same environment (the shipped models' servers are asked for by most modules); the others stop when their module
@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator, Mapping
 
 import pytest
 
+from harness.browser import CHROMIUM
+from harness.server import app_env, served
 from tests.fixtures.checkpoints import shipped_checkpoint
-from tests.support.browser import CHROMIUM
-from tests.support.server import app_env, served
 
 KEPT = 2  # servers kept running between modules, the most recently used first
 

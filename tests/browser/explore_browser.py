@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 
-from tests.support.browser import ATTENTION, IDLE, browser_page
+from harness.browser import ATTENTION, IDLE, browser_page
 
 NEXT = "[data-testid=lens-stepper] .lens-next"  # the stepper's Next button (app/render/stepper)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.browser import IDLE, browser_page
-from tests.support.server import app_env
+from harness.browser import IDLE, browser_page
+from harness.server import app_env
 
 pytestmark = [pytest.mark.browser]
 # JS: the links' code element, once drawn; then every link that the browser laid out on more than one line

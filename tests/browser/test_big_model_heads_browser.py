@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from attention_lens.model.engine.loader import load_engine
 
-from tests.fixtures import hf_big
-from tests.support.browser import CHROMIUM, IDLE, launch
-from tests.support.server import app_env
+from harness.browser import CHROMIUM, IDLE, launch
+from harness.models import hf_big
+from harness.server import app_env
 
 pytestmark = [
     pytest.mark.browser,

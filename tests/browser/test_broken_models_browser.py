@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from tests.support.browser import CHROMIUM, IDLE, launch
+from harness.browser import CHROMIUM, IDLE, launch
 
 pytestmark = [
     pytest.mark.browser,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.checkpoints import build_tiny_checkpoint
-from tests.support.browser import CHROMIUM, IDLE, PAIR, PAIR_DIFF, browser_page
-from tests.support.server import app_env
+from harness.browser import CHROMIUM, IDLE, PAIR, PAIR_DIFF, browser_page
+from harness.models.tiny import build_tiny_checkpoint
+from harness.server import app_env
 
 pytestmark = [
     pytest.mark.browser,

@@ -8,9 +8,9 @@ import os
 
 import pytest
 
+from harness.browser import IDLE, PAIR_DIFF, PAIR_SIDE, browser_page
+from harness.server import ROOT, app_env
 from tests.fixtures.checkpoints import shipped_checkpoint
-from tests.support.browser import IDLE, PAIR_DIFF, PAIR_SIDE, browser_page
-from tests.support.server import ROOT, app_env
 
 pytestmark = [pytest.mark.browser]
 UPDATE = os.environ.get("LENS_UPDATE_SCREENSHOT") == "1"

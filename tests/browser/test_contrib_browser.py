@@ -9,10 +9,10 @@ import os
 import pytest
 from attention_lens.model.engine import DecodeOptions, load_engine
 
+from harness.browser import DRAWN, IDLE
+from harness.server import ROOT
 from tests.browser.explore_browser import open_page
 from tests.fixtures.checkpoints import shipped_checkpoint
-from tests.support.browser import DRAWN, IDLE
-from tests.support.server import ROOT
 
 pytestmark = [pytest.mark.browser]
 UPDATE = os.environ.get("LENS_UPDATE_SCREENSHOT") == "1"

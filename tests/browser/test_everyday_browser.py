@@ -7,9 +7,9 @@ import os
 
 import pytest
 
+from harness.browser import CHIPS, IDLE, SOURCE_SHOWN
+from harness.server import ROOT, app_env
 from tests.browser.explore_browser import open_page, overlapping
-from tests.support.browser import CHIPS, IDLE, SOURCE_SHOWN
-from tests.support.server import ROOT, app_env
 
 pytestmark = [pytest.mark.browser]
 STEPPER = "[data-testid=lens-stepper]"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from harness.browser import ATTENTION, IDLE, SOURCE_SHOWN
 from tests.browser.explore_browser import CUT_LABELS, NEXT, open_page
-from tests.support.browser import ATTENTION, IDLE, SOURCE_SHOWN
 
 pytestmark = [pytest.mark.browser]
 

@@ -8,9 +8,9 @@ import re
 
 import pytest
 
+from harness.browser import ATTENTION, IDLE, browser_page
 from tests.fixtures.checkpoints import ROOT
 from tests.fixtures.gold_cells import gold_cells
-from tests.support.browser import ATTENTION, IDLE, browser_page
 
 pytestmark = [pytest.mark.browser]
 STEPPER = "[data-testid=lens-stepper]"

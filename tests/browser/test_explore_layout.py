@@ -8,8 +8,8 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import expect
 
+from harness.browser import ATTENTION, CHIPS, IDLE, ROW_SHOWN, launch
 from tests.browser.explore_browser import open_page
-from tests.support.browser import ATTENTION, CHIPS, IDLE, ROW_SHOWN, launch
 
 pytestmark = [pytest.mark.browser]
 

@@ -7,10 +7,10 @@ import os
 
 import pytest
 
+from harness.browser import ATTENTION, IDLE, ROW_SHOWN
+from harness.server import ROOT
 from tests.browser import explore_browser as eb
 from tests.browser.explore_browser import open_page
-from tests.support.browser import ATTENTION, IDLE, ROW_SHOWN
-from tests.support.server import ROOT
 
 pytestmark = [pytest.mark.browser]
 UPDATE = os.environ.get("LENS_UPDATE_SCREENSHOT") == "1"

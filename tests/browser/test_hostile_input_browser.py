@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import CHROMIUM, IDLE, browser_page
-from tests.support.server import app_env
+from harness.browser import CHROMIUM, IDLE, browser_page
+from harness.server import app_env
 
 pytestmark = [
     pytest.mark.browser,

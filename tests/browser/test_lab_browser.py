@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import CHROMIUM, IDLE, SOURCE_SHOWN, launch
-from tests.support.server import ROOT, app_env
+from harness.browser import CHROMIUM, IDLE, SOURCE_SHOWN, launch
+from harness.server import ROOT, app_env
 
 pytestmark = [
     pytest.mark.browser,

@@ -1,4 +1,4 @@
-"""A multilingual model in the served app (the tiny NLLB of tests/fixtures/hf_families): the sidebar offers its own
+"""A multilingual model in the served app (the tiny NLLB of harness/models/hf_families): the sidebar offers its own
 language codes; the target language chosen there is written into the page's link (`tgt_lang`) and into the link
 "Copy link" gives, and that shared link, opened in a fresh page, opens on the same target language, whose code
 the decoder writes as its first token (the stepper's first output chip)."""
@@ -10,9 +10,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.fixtures import hf_families
-from tests.support.browser import CHIPS, CHROMIUM, IDLE, ROW_SHOWN, launch
-from tests.support.server import app_env
+from harness.browser import CHIPS, CHROMIUM, IDLE, ROW_SHOWN, launch
+from harness.models import hf_families
+from harness.server import app_env
 
 pytestmark = [
     pytest.mark.browser,

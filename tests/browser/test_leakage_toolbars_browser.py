@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.browser import IDLE, browser_page
+from harness.browser import IDLE, browser_page
 
 pytestmark = [pytest.mark.browser]
 # (training vs inference's two pictures are a stepper component now, no plotly toolbar: its probability lines are)

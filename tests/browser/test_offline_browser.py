@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from tests.support.browser import ATTENTION, IDLE, launch
+from harness.browser import ATTENTION, IDLE, launch
 
 pytestmark = [pytest.mark.browser]
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
+from harness.browser import IDLE, launch
 from tests.browser import explore_browser as eb
-from tests.support.browser import IDLE, launch
 
 pytestmark = [pytest.mark.browser]
 

@@ -17,9 +17,9 @@ from attention_lens.model.analysis.compare import difference
 from attention_lens.model.builtin.engine import BuiltinEngine
 from attention_lens.model.engine import DecodeOptions
 
-from tests.fixtures.checkpoints import build_tiny_checkpoint
-from tests.support.browser import CHROMIUM, IDLE, PAIR, PAIR_DIFF, PAIR_SIDE, browser_page
-from tests.support.server import app_env
+from harness.browser import CHROMIUM, IDLE, PAIR, PAIR_DIFF, PAIR_SIDE, browser_page
+from harness.models.tiny import build_tiny_checkpoint
+from harness.server import app_env
 
 pytestmark = [
     pytest.mark.browser,

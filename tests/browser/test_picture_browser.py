@@ -10,9 +10,9 @@ from urllib.parse import quote
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from harness.browser import ATTENTION, CHIPS, DRAWN, IDLE, ROW_SHOWN, launch
 from tests.browser import explore_browser as eb
 from tests.browser.explore_browser import open_page, overlapping
-from tests.support.browser import ATTENTION, CHIPS, DRAWN, IDLE, ROW_SHOWN, launch
 
 pytestmark = [pytest.mark.browser]
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from harness.browser import IDLE, ROW_SHOWN, browser_page
 from tests.browser import explore_browser as eb
 from tests.browser.explore_browser import open_page
-from tests.support.browser import IDLE, ROW_SHOWN, browser_page
 
 pytestmark = [pytest.mark.browser]
 

@@ -13,8 +13,8 @@ from attention_lens.app.render import leakage as lf
 from attention_lens.app.render import views
 from attention_lens.model.engine import DecodeOptions, load_engine
 
+from harness.browser import CHROMIUM, launch
 from tests.fixtures.checkpoints import ROOT
-from tests.support.browser import CHROMIUM, launch
 
 pytestmark = [
     pytest.mark.browser,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.browser import IDLE, browser_page
+from harness.browser import IDLE, browser_page
 
 pytestmark = [pytest.mark.browser]
 # JS: the options' texts wider than the box's text area (measured with the box's own font), and the box's value

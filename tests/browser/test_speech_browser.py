@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from harness.browser import IDLE, launch
+from harness.models.whisper import clip
+from harness.server import app_env
 from tests.fixtures.speech_app import BAD_UPLOADS, CLIPS, speech_setup, wav
-from tests.fixtures.whisper import clip
-from tests.support.browser import IDLE, launch
-from tests.support.server import app_env
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import ATTENTION, CHIPS, CHROMIUM, ROW_SHOWN, launch
-from tests.support.server import app_env
+from harness.browser import ATTENTION, CHIPS, CHROMIUM, ROW_SHOWN, launch
+from harness.server import app_env
 
 pytestmark = [
     pytest.mark.browser,

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from attention_lens.model.engine import DecodeOptions, load_engine
 
+from harness.browser import IDLE, browser_page
 from tests.fixtures.checkpoints import shipped_checkpoint
-from tests.support.browser import IDLE, browser_page
 
 pytestmark = pytest.mark.browser
 

@@ -1,5 +1,5 @@
 """What one step of Explore's stepper changes in Chromium (app/render/stepper, on a plain page, fed everyday-en-fr's
-run of the stepper benchmark's sentence, as tests/support/stepper_page serves it): only what the step changes. The
+run of the stepper benchmark's sentence, as harness/stepper_page serves it): only what the step changes. The
 grid's twelve panels keep their boxes as laid out from step to step (nothing is laid out or painted again under a
 panel: a row of panels under another is moved up by a transform), the labels of the keys are the same elements
 after five steps with no box of their own (no positioning or transform a label: each was a paint layer, 240
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import CHROMIUM, launch
-from tests.support.stepper_page import ROOT, packed_run, step_to, stepper_files, stepper_page, traced_steps
+from harness.browser import CHROMIUM, launch
+from harness.stepper_page import ROOT, packed_run, step_to, stepper_files, stepper_page, traced_steps
 
 pytestmark = [
     pytest.mark.browser,

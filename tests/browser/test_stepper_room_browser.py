@@ -1,4 +1,4 @@
-"""The space Explore's stepper keeps for a run (app/render/stepper, on a plain page as tests/support/stepper_page
+"""The space Explore's stepper keeps for a run (app/render/stepper, on a plain page as harness/stepper_page
 serves it, fed everyday-en-fr's runs): a picture is laid out once as tall as its tallest step, so until the last
 step there is space under the rows drawn so far. That space is shown as the room for the steps to come (it was a
 blank under the picture), two runs side by side are levelled to the taller (their step panels were not level),
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.browser import CHROMIUM, launch
-from tests.support.stepper_page import ROOT, packed_run, step_to, stepper_files, stepper_page
+from harness.browser import CHROMIUM, launch
+from harness.stepper_page import ROOT, packed_run, step_to, stepper_files, stepper_page
 
 pytestmark = [
     pytest.mark.browser,

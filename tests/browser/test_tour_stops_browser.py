@@ -8,9 +8,9 @@ import os
 
 import pytest
 
+from harness.browser import browser_page
 from tests.browser import explore_browser as eb
 from tests.fixtures.checkpoints import ROOT
-from tests.support.browser import browser_page
 
 pytestmark = [pytest.mark.browser]
 UPDATE = os.environ.get("LENS_UPDATE_SCREENSHOT") == "1"
@@ -35,8 +35,8 @@ def test_every_leakage_lab_stop_shows_its_chart(shipped_server, tmp_path):
 def test_the_key_value_cache_stop_shows_its_panel_under_the_box_at_1366(shipped_server):
     """Tour stop 8 at 1366 x 768: the key-value cache panel it speaks of starts just under the sticky tour box, on
     screen (only the expander's header was on screen, and scrolled, the box covered the panel's first rows)."""
+    from harness.browser import browser_page
     from tests.browser.explore_browser import tour_stops
-    from tests.support.browser import browser_page
 
     with browser_page(shipped_server, 1366, 768, device_scale_factor=1) as page:
         for _ in tour_stops(page, 8):

@@ -7,7 +7,7 @@ import numpy as np
 from attention_lens.model.engine import DecodeOptions
 from attention_lens.model.engine.contract import Engine
 
-from tests.fixtures.checkpoints import SOURCES, TARGETS
+from harness.models.tiny import SOURCES, TARGETS
 
 
 def _batch(engine):

@@ -14,7 +14,8 @@ from attention_lens.model.builtin.tokenizer import train_tokenizer
 from attention_lens.model.builtin.transformer import Transformer
 from attention_lens.model.training.distill import distillation_loss
 
-from tests.fixtures.checkpoints import ROOT, SOURCES, TARGETS, build_tiny_checkpoint
+from harness.models.tiny import SOURCES, TARGETS, build_tiny_checkpoint
+from tests.fixtures.checkpoints import ROOT
 
 
 def test_kl_is_zero_for_equal_distributions_and_positive_otherwise():

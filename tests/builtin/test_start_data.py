@@ -12,7 +12,8 @@ import pytest
 from attention_lens.model.corpora.grouped_split import _key, sentence_groups, split_by_sentence, without_seen
 from attention_lens.model.training.start_data import hold_out_start
 
-from tests.fixtures.checkpoints import ROOT, build_tiny_checkpoint, edit_card
+from harness.models.tiny import build_tiny_checkpoint
+from tests.fixtures.checkpoints import ROOT, edit_card
 
 PAIRS = [(f"word{i} sees the cat .", f"mot{i} voit le chat .") for i in range(400)]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from attention_lens.model.builtin.tokenizer import SubwordTokenizer
 
-from tests.fixtures.checkpoints import SOURCES, TARGETS
+from harness.models.tiny import SOURCES, TARGETS
 
 
 def test_encoded_pieces_are_each_ids_own_piece(tiny_ckpt):

@@ -11,7 +11,7 @@ import pytest
 from attention_lens.model.engine import load_engine
 from attention_lens.model.engine.text import UNKNOWN_WORDS
 
-from tests.fixtures import hf_tiny
+from harness.models import hf_tiny
 from tests.fixtures.checkpoints import ROOT
 
 MUST_SHOW = [("en-fr", "I love you so much .", ["you", "so", "much"]),

@@ -12,7 +12,7 @@ import soundfile as sf
 from attention_lens.model.cli import main
 from attention_lens.model.engine import Trace, loader
 
-from tests.fixtures import whisper as fixture
+from harness.models import whisper as fixture
 
 
 @pytest.fixture(scope="module")
@@ -158,7 +158,7 @@ def test_text_to_a_speech_model_is_one_line(cli, folder, tmp_path):
 
 
 def test_a_clip_list_to_a_text_model_is_one_line(tmp_path, clips, capsys):
-    from tests.fixtures import hf_tiny
+    from harness.models import hf_tiny
 
     text_folder = hf_tiny.build_marian(tmp_path / "marian")
     code = main(["eval", "--model", str(text_folder), "--audio-data", str(clips / "list.tsv")])

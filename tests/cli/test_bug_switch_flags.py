@@ -16,7 +16,7 @@ from attention_lens.model.analysis.bug_meters import equal_length_target, row_su
 from attention_lens.model.cli import main
 from attention_lens.model.engine import Trace
 
-from tests.fixtures import hf_tiny
+from harness.models import hf_tiny
 from tests.fixtures.checkpoints import ROOT
 
 SOURCE = "the black cat sat on the mat ."
@@ -200,7 +200,8 @@ def test_hugging_face_refuses_each_switch_in_the_probe(marian, capsys, flag):
 
 
 def test_no_scaling_on_a_model_trained_without_it_says_it_changes_nothing(tmp_path, capsys):
-    from tests.fixtures.checkpoints import build_tiny_checkpoint, edit_card
+    from harness.models.tiny import build_tiny_checkpoint
+    from tests.fixtures.checkpoints import edit_card
 
     ckpt = edit_card(build_tiny_checkpoint(tmp_path / "ns", seed=3, scaled=False), variant="no-scaling")
     assert trace(ckpt, tmp_path / "plain.json") == 0

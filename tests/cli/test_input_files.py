@@ -10,8 +10,8 @@ import json
 import pytest
 from attention_lens.model.cli import main
 
+from harness.models.tiny import SOURCES, TARGETS
 from tests.analysis.conftest import GOLDS
-from tests.fixtures.checkpoints import SOURCES, TARGETS
 
 PAIRS = "".join(f"{s}\t{t}\t{g}\n" for s, t, g in zip(SOURCES, TARGETS, GOLDS))
 OUTSIDE = "the cat sat .\tle chat s' assit .\t0-0 1-1 40-2 3-4\n"  # source word 40 of 4

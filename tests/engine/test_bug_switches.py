@@ -8,7 +8,7 @@ import pytest
 from attention_lens.model.analysis.bug_meters import row_entropy, row_sums, sharpness, swap_meter
 from attention_lens.model.engine import DecodeOptions, ModelInputError
 
-from tests.fixtures import hf_tiny
+from harness.models import hf_tiny
 
 SOURCE = "the black cat sat on the mat ."
 TARGET = "le chat noir s' assit sur le tapis ."

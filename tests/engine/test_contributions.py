@@ -12,7 +12,7 @@ from attention_lens.model.engine.masks import decoder_self_mask
 from attention_lens.model.engine.runs import ContributionParts
 from attention_lens.model.engine.tensors import pad_batch
 
-from tests.fixtures.checkpoints import SOURCES, TARGETS
+from harness.models.tiny import SOURCES, TARGETS
 
 
 def test_expand_names_every_head_once_in_order():

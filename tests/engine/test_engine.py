@@ -19,7 +19,8 @@ from attention_lens.model.engine.masks import causal_mask, decoder_self_mask, pa
 from attention_lens.model.engine.tensors import pad_batch
 from attention_lens.model.engine.trace import KINDS, Trace
 
-from tests.fixtures.checkpoints import ROOT, build_tiny_checkpoint
+from harness.models.tiny import build_tiny_checkpoint
+from tests.fixtures.checkpoints import ROOT
 
 TEXT = "the black cat sat on the mat ."
 TARGET = "le chat noir s' assit sur le tapis ."

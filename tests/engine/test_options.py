@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 from attention_lens.model.engine import DecodeOptions, Trace
 
-from tests.fixtures.checkpoints import SOURCES, TARGETS
+from harness.models.tiny import SOURCES, TARGETS
 
 
 def test_options_are_a_cache_key_as_they_are():

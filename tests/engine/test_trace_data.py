@@ -12,7 +12,7 @@ from attention_lens.model.cli import main as cli_main
 from attention_lens.model.engine import DecodeOptions
 from attention_lens.model.engine.trace import Trace
 
-from tests.fixtures.checkpoints import SOURCES, TARGETS
+from harness.models.tiny import SOURCES, TARGETS
 
 
 def test_trace_data_writes_one_trace_per_line(tiny_ckpt, tmp_path, capsys):

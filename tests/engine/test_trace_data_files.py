@@ -11,7 +11,7 @@ from attention_lens.model.cli import main as cli_main
 from attention_lens.model.engine import DecodeOptions
 from attention_lens.model.engine.trace import Trace
 
-from tests.fixtures.checkpoints import SOURCES, TARGETS
+from harness.models.tiny import SOURCES, TARGETS
 
 
 def test_ablate_and_contributions_reach_every_line(tiny_ckpt, tiny_engine, tmp_path):

@@ -14,7 +14,7 @@ from attention_lens.model.engine import DecodeOptions
 from attention_lens.model.engine.trace import Trace
 from safetensors.torch import load_file, save_file
 
-from tests.fixtures.checkpoints import SOURCES, TARGETS, build_tiny_checkpoint
+from harness.models.tiny import SOURCES, TARGETS, build_tiny_checkpoint
 
 
 def reject(constant: str) -> float:

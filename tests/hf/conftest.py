@@ -1,12 +1,12 @@
 """Fixtures of tests/hf: `hf_engine`, a Hugging Face engine of each tiny encoder-decoder family that
-tests/fixtures/hf_tiny builds (Marian, T5, BART; random weights, no download), built once per module and family."""
+harness/models/hf_tiny builds (Marian, T5, BART; random weights, no download), built once per module and family."""
 
 from __future__ import annotations
 
 import pytest
 from attention_lens.model.hf.engine import HFEngine
 
-from tests.fixtures import hf_tiny
+from harness.models import hf_tiny
 
 
 @pytest.fixture(scope="module", params=list(hf_tiny.SEQ2SEQ))

@@ -13,8 +13,8 @@ import torch
 from attention_lens.model.cli import main
 from attention_lens.model.engine.loader import load_engine
 
-from tests.fixtures import hf_families
-from tests.fixtures.hf_families import _bart_like, _m2m_vocab, _spm
+from harness.models import hf_families
+from harness.models.hf_families import _bart_like, _m2m_vocab, _spm
 
 GOLD = ["the cat sat on the mat .\tle chat s' assit sur le tapis .\t0-0 1-1 2-2 2-3 3-4 4-5 5-6 6-7",
         "the black dog barked at the cat .\tle chien noir aboya contre le chat .\t0-0 1-2 2-1 3-3 4-4 5-5 6-6 7-7",

@@ -14,7 +14,7 @@ from attention_lens.app import registry
 from attention_lens.model.engine.loader import load_engine
 from streamlit.testing.v1 import AppTest
 
-from tests.fixtures import hf_big
+from harness.models import hf_big
 
 ENTRY = str(Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py")
 

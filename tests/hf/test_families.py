@@ -1,5 +1,5 @@
 """The eight Hugging Face families people debug, each a tiny random model with its own real tokenizer class
-(tests/fixtures/hf_families: Marian, T5, mT5, BART, mBART-50, M2M-100, NLLB on M2M-100 weights, Pegasus).
+(harness/models/hf_families: Marian, T5, mT5, BART, mBART-50, M2M-100, NLLB on M2M-100 weights, Pegasus).
 
 Per family: the traced attention is the model's own `output_attentions` (<= 1e-5); the cached step-through equals
 teacher forcing on the same tokens; our greedy tokens equal the model's own `generate` (greedy, the same forced
@@ -20,7 +20,7 @@ from attention_lens.model.engine import DecodeOptions, ModelInputError
 from attention_lens.model.engine.bugs import BUGS
 from attention_lens.model.engine.loader import load_engine
 
-from tests.fixtures import hf_families
+from harness.models import hf_families
 from tests.fixtures.checkpoints import ROOT
 
 SOURCE = "the black dog barked at the cat ."

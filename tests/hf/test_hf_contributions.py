@@ -21,7 +21,7 @@ from attention_lens.model.hf import ablation
 from attention_lens.model.hf.engine import HFEngine
 from attention_lens.model.hf.load import load_folder
 
-from tests.fixtures import hf_tiny
+from harness.models import hf_tiny
 
 SOURCE = "the black dog barked at the cat ."
 TARGET = "le chien noir aboya contre le chat ."

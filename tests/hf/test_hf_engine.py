@@ -1,4 +1,4 @@
-"""The Hugging Face engine on tiny random Marian, T5 and BART models built here (tests/fixtures/hf_tiny.py).
+"""The Hugging Face engine on tiny random Marian, T5 and BART models built here (harness/models/hf_tiny.py).
 
 What makes the pictures true: the trace arrays are the model's own `output_attentions`; the step-through rows
 (the model's own KV cache) equal the teacher-forced pass; beam K=1 is greedy; rows sum to 1; the causal mask
@@ -18,7 +18,7 @@ from attention_lens.model.engine import CheckpointError, DecodeOptions, ModelInp
 from attention_lens.model.engine.loader import load_engine
 from attention_lens.model.engine.trace import Trace
 
-from tests.fixtures import hf_tiny
+from harness.models import hf_tiny
 
 FAMILIES = ("marian", "t5", "bart")
 SOURCE = "the black dog barked at the cat ."

@@ -15,7 +15,7 @@ from attention_lens.model.engine.contract import Engine
 from attention_lens.model.hf import ablation
 from attention_lens.model.hf.engine import HFEngine
 
-from tests.fixtures import hf_tiny
+from harness.models import hf_tiny
 
 SOURCES, TARGETS = hf_tiny.UNEVEN_SOURCES, hf_tiny.UNEVEN_TARGETS
 

@@ -11,7 +11,7 @@ import torch
 from attention_lens.model.engine import DecodeOptions
 from attention_lens.model.engine.loader import load_engine
 
-from tests.fixtures import hf_tiny
+from harness.models import hf_tiny
 
 SOURCE, TARGET = "the black dog barked at the cat .", "le chien noir aboya contre le chat ."
 BUILDERS = {"marian": hf_tiny.build_marian, "t5": hf_tiny.build_t5, "bart": hf_tiny.build_bart}

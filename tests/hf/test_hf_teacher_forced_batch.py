@@ -10,7 +10,7 @@ import torch
 from attention_lens.model.engine import DecodeOptions
 from attention_lens.model.hf.engine import HFEngine
 
-from tests.fixtures import hf_tiny
+from harness.models import hf_tiny
 
 SOURCES, TARGETS = hf_tiny.UNEVEN_SOURCES, hf_tiny.UNEVEN_TARGETS
 

@@ -7,7 +7,7 @@ import pytest
 from attention_lens.model.engine.errors import CheckpointError
 from attention_lens.model.engine.loader import load_engine
 
-from tests.fixtures.hf_tiny import build_marian
+from harness.models.hf_tiny import build_marian
 
 
 def test_a_marian_folder_without_target_spm_names_the_file(tmp_path):

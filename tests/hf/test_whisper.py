@@ -1,5 +1,5 @@
 """Whisper through the Hugging Face adapter, on a tiny random Whisper built with the real processor classes
-(tests/fixtures/whisper): the folder opens (it was refused as "decoder-only"), our attention is the model's own
+(harness/models/whisper): the folder opens (it was refused as "decoder-only"), our attention is the model's own
 `output_attentions` (before the padding collapse on the raw arrays, and after it), our greedy run is its
 `generate`, rows sum to 1, the causal mask holds, and the switches work or are refused naming the family."""
 
@@ -14,7 +14,7 @@ from attention_lens.model.engine.loader import load_engine
 from attention_lens.model.hf.whisper import WhisperEngine
 from transformers import WhisperForConditionalGeneration
 
-from tests.fixtures import whisper as fixture
+from harness.models import whisper as fixture
 
 SECONDS = 3.2  # 160 encoder positions of the clip, then the padding band (1,340 positions)
 
@@ -168,7 +168,7 @@ def test_text_is_refused_by_a_speech_model_and_audio_by_a_text_model(engine, sam
                  lambda: engine.encode_source("the cat"), lambda: engine.normalise("the cat")):
         with pytest.raises(ModelInputError, match="speech model .*not text"):
             call()
-    from tests.fixtures import hf_tiny
+    from harness.models import hf_tiny
 
     text = load_engine(hf_tiny.build_marian(tmp_path / "marian"))
     assert text.source_kind == "text" and text.spoken_languages() == ()

@@ -10,7 +10,7 @@ from attention_lens.model.engine.audio_axis import AudioAxis
 from attention_lens.model.engine.safety import ENV_MAX_MB, check_size, module_shapes
 from transformers import WhisperConfig, WhisperForConditionalGeneration
 
-from tests.fixtures.whisper import DIMS
+from harness.models.whisper import DIMS
 
 
 def test_whisper_small_opens_within_the_default_size_limit(monkeypatch):

@@ -20,9 +20,10 @@ from attention_lens.model.engine.loader import load_engine
 from attention_lens.model.engine.safety import MAX_NESTING, nesting, read_header
 from streamlit.testing.v1 import AppTest
 
-from tests.fixtures import hf_tiny, hostile
+from harness.models import hf_tiny
+from harness.models.tiny import build_tiny_checkpoint
+from tests.fixtures import hostile
 from tests.fixtures.apptest import operator_configuration
-from tests.fixtures.checkpoints import build_tiny_checkpoint
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTRY = str(ROOT / "app" / "streamlit_app.py")

@@ -14,9 +14,9 @@ import torch
 from attention_lens.app import registry
 from streamlit.testing.v1 import AppTest
 
-from tests.fixtures import hf_tiny
+from harness.models import hf_tiny
+from harness.models.tiny import build_tiny_checkpoint
 from tests.fixtures.apptest import operator_configuration
-from tests.fixtures.checkpoints import build_tiny_checkpoint
 from tests.fixtures.hostile import INPUTS, evil_pickle
 
 APP = Path(__file__).resolve().parents[2] / "app"

@@ -20,7 +20,7 @@ from attention_lens.model.engine import CheckpointError, DecodeOptions, ModelInp
 from attention_lens.model.engine.loader import load_engine
 from attention_lens.model.engine.trace import Trace
 
-from tests.fixtures import hf_tiny
+from harness.models import hf_tiny
 from tests.fixtures.hostile import INPUTS, Marker, evil_pickle
 
 ROOT = Path(__file__).resolve().parents[2]

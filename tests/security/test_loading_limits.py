@@ -17,8 +17,8 @@ from attention_lens.model.engine import CheckpointError
 from attention_lens.model.engine.loader import load_engine
 from attention_lens.model.engine.safety import ENV_MAX_MB
 
-from tests.fixtures import hf_tiny
-from tests.fixtures.checkpoints import build_tiny_checkpoint
+from harness.models import hf_tiny
+from harness.models.tiny import build_tiny_checkpoint
 
 ROOT = Path(__file__).resolve().parents[2]
 # The child's peak RSS is its own memory's high-water mark (VmHWM in /proc/self/status). Not ru_maxrss: on Linux
