@@ -1,5 +1,5 @@
-"""AER of the shipped models read off raw, norm-weighted and rollout cross-attention (issue 14), and how the
-head ranking by ablation compares with the per-head AER.
+"""AER of the shipped models read off raw, norm-weighted and rollout cross-attention, and how the head
+ranking by ablation compares with the per-head AER.
 
     .venv/bin/python -m reports.aer_readings [--pairs en-fr de-en] [--limit N] [--heads-limit 200]
 
@@ -17,12 +17,14 @@ Prints markdown.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 import torch
-from attention_lens.model.analysis.ablation import rank_heads, teacher_forced_loss
+from attention_lens.model.analysis.ablation import rank_heads, ranking_options
 from attention_lens.model.analysis.alignment import run_alignment
 from attention_lens.model.analysis.alignment.methods import Method
+from attention_lens.model.analysis.scores import source_ids, teacher_forced_totals
 from attention_lens.model.corpora import read_tsv
 from attention_lens.model.engine.loader import load_engine
 
@@ -61,10 +63,11 @@ def heads_table(engine, rows, raw_tally, limit: int) -> list[str]:
         key = ("cross", li, hi)
         lines.append(f"| L{li}H{hi} | {aer[(li, hi)]:.3f} | {by_aer.index((li, hi)) + 1} | "
                      f"{cost[key]:+.4f} | {order[key]} |")
-    srcs = [engine.fit_source(engine.encode_source(engine.normalise(s))[0]) for s in sources]
+    srcs = [source_ids(engine, s) for s in sources]
     labels = [engine.prepare_target(t)[0] for t in targets]
     (l1, h1), (l2, h2) = by_aer[:2]
-    both = teacher_forced_loss(engine, srcs, labels, (f"cross:{l1}:{h1}", f"cross:{l2}:{h2}"))
+    off = replace(ranking_options(engine), ablate=(f"cross:{l1}:{h1}", f"cross:{l2}:{h2}"))
+    both = teacher_forced_totals(engine, srcs, labels, off).loss
     together = both - ranking["base_loss"]
     alone = cost[("cross", l1, h1)] + cost[("cross", l2, h2)]
     top = [f"{h['kind']} L{h['layer']}H{h['head']} ({h['loss_increase']:+.4f})" for h in ranking["heads"][:6]]
