@@ -174,12 +174,12 @@ def test_sigterm_stops_nginx_and_every_replica(cluster):
         urllib.request.urlopen(cluster["url"] + "/_stcore/health", timeout=5)
 
 
-def test_compose_fills_the_same_placeholders_as_serve():
+def test_compose_fills_the_same_placeholders_as_serve(tmp_path):
     """deploy/compose.yaml renders the template with sed; a placeholder it misses would reach nginx verbatim."""
     template = (ROOT / "deploy" / "nginx.conf.template").read_text(encoding="utf-8")
     placeholders = set(re.findall(r"@@[A-Z]+@@", template))
     assert placeholders == {"@@LISTEN@@", "@@SERVERS@@", "@@TEMP@@"}
-    assert "@@" not in serve.render("127.0.0.1:1", ["127.0.0.1:2"], "/tmp/x")
+    assert "@@" not in serve.render("127.0.0.1:1", ["127.0.0.1:2"], str(tmp_path))
     compose = (ROOT / "deploy" / "compose.yaml").read_text(encoding="utf-8")
     assert all(f"s|{p}|" in compose for p in placeholders)
 
