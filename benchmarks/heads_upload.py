@@ -7,10 +7,10 @@ run: wall time, CPU time and peak memory to rank every head and measure its role
 
 - new (this checkout): services.check_upload (the file read line by line) and services.upload_head_ranking (every
   pair in length-bucketed batches of 16, ranking and roles added up per head).
-- old (`--old`, default 0e0e055, before the page streamed): alignment.parse_tsv over the decoded text (at most 5,000
-  lines), services.head_ranking_on (rank_heads on every pair at once, batches of 32) and services.head_roles_on
-  (head_roles over every pair), as the page called them. Its app/, model/ and attention_lens/ come from
-  `git archive` and are put first on PYTHONPATH.
+- old (`--old REV`, a commit before the page streamed, e.g. 0e0e055): alignment.parse_tsv over the decoded text
+  (at most 5,000 lines), services.head_ranking_on (rank_heads on every pair at once, batches of 32) and
+  services.head_roles_on (head_roles over every pair), as the page called them. Its app/, model/ and
+  attention_lens/ come from `git archive` and are put first on PYTHONPATH.
 
 The file: the shipped everyday en-fr model's own test split (`train --data`'s held-out pairs), repeated and cut to
 each line count. Each (side, lines) runs in a fresh process with torch on one thread; its peak memory is that

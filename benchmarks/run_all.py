@@ -96,9 +96,6 @@ SUITE = (
               "whisper-tiny's and whisper-small's dimensions (CPU seconds, peak memory)?"),
     Benchmark("speech_page", "How many bytes does a clip's run send to the browser, and how long until Explore draws "
               "its first picture, beside a text model on the same server?"),
-    Benchmark("heads_speed", "How much faster is the Heads ranking with many heads off in one batched pass than with "
-              "one pass per head, on the same pairs (old and new in one run)?",
-              quick=("--model", "checkpoints/everyday-en-fr", "--pairs", "4")),
     Benchmark("heads_upload", "How long does the Heads page take to rank every head over an uploaded file of 500 and "
               "5,000 lines, and how much memory does it take (the app's path; old and new in one run)?"),
     Benchmark("hf_heads_speed", "How much faster is a Hugging Face model's Heads ranking with many heads off per pass "

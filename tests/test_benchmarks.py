@@ -16,10 +16,10 @@ import pytest
 from benchmarks import run_all
 from tests.fixtures.checkpoints import ROOT
 
-# Modules of benchmarks/ that are not benchmarks: the package, the shared harness and the suite's runner.
-# device_check and gpu_train_everyday are scripts for a lent GPU (their CPU rehearsals: device_check --quick,
+# Modules of benchmarks/ that are not benchmarks: the package and the suite's runner. device_check and
+# gpu_train_everyday are scripts for a lent GPU (their CPU rehearsals: device_check --quick,
 # tests/builtin/test_train_device.py), too long for the quick suite.
-NOT_BENCHMARKS = {"__init__", "harness", "run_all", "device_check", "gpu_train_everyday"}
+NOT_BENCHMARKS = {"__init__", "run_all", "device_check", "gpu_train_everyday"}
 SECTIONS = ["## 1. Step-through", "## 2. Attention capture", "## 3. Our engine against Hugging Face",
             "## 4. A step click", "## 5. Bytes sent to the browser", "## Every other benchmark"]
 
@@ -30,10 +30,10 @@ def test_every_benchmark_module_is_in_the_suite():
     assert all(b.question.strip() for b in run_all.EVERY)
 
 
-def test_nothing_in_benchmarks_or_tests_edits_the_import_path():
-    """Benchmarks run as modules from the root and pytest puts the root on the path (pyproject.toml)."""
+def test_nothing_in_benchmarks_reports_harness_or_tests_edits_the_import_path():
+    """Benchmarks and reports run as modules from the root and pytest puts the root on the path (pyproject.toml)."""
     edit = re.compile("sys" + r"\.path\b")  # spelt in two pieces so that this file does not name it
-    offenders = [f"{p.relative_to(ROOT)}:{i}" for folder in ("benchmarks", "tests")
+    offenders = [f"{p.relative_to(ROOT)}:{i}" for folder in ("benchmarks", "reports", "harness", "tests")
                  for p in sorted((ROOT / folder).rglob("*.py"))
                  for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if edit.search(line)]
     assert offenders == []
