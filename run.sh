@@ -49,17 +49,18 @@ case "${1:-}" in
     test)
         setup
         shift
-        # pytest-xdist: one worker a core (-n 0 after the command runs in one process). The fast loop leaves out
-        # what needs a browser, nginx, a server per test or many seconds (markers: pyproject.toml).
+        # pytest-xdist: one worker a core, idle workers taking over queued tests from busy ones (--dist worksteal: a
+        # long test at the end of a queue no longer holds the run); -n 0 after the command runs in one process. The
+        # fast loop leaves out what needs a browser, nginx, a server per test or many seconds (markers: pyproject.toml).
         if [ "${1:-}" = --fast ]; then
             shift
             "$VENV/bin/ruff" check .
-            exec "$VENV/bin/python" -m pytest -n auto -m "not (browser or slow or nginx or benchmark or apptest)" "$@"
+            exec "$VENV/bin/python" -m pytest -n auto --dist worksteal -m "not (browser or slow or nginx or benchmark or apptest)" "$@"
         fi
         chromium
         espeak_ng
         "$VENV/bin/ruff" check .
-        exec "$VENV/bin/python" -m pytest -n auto "$@"
+        exec "$VENV/bin/python" -m pytest -n auto --dist worksteal "$@"
         ;;
     serve)
         setup
