@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 import streamlit as st
-from attention_lens.app import registry
+from attention_lens.app import registry, timing_files
 from attention_lens.model.analysis import alignment, bug_meters, exposure, kv_cache
 from attention_lens.model.analysis.ablation import rank_heads
 from attention_lens.model.analysis.bug_meters import row_sums, sharpness, swap_meter
@@ -426,46 +426,19 @@ def side_by_side(model_key: str, source: str, target: str, causal: bool, shift: 
 TIMING_TEST = registry.ROOT / "assets" / "speech" / "test"  # held-out clips, list.tsv, timings.ctm
 
 
-def _safe_name(name: str) -> str:
-    """An uploaded file's name as a plain file name (no folders, nothing hidden)."""
-    base = os.path.basename(name.replace("\\", "/")).lstrip(".")
-    return base or "upload"
-
-
 @st.cache_data(max_entries=8, ttl=3600, show_spinner="Ranking every head as a word timer…")
 def timing_ranking(model_key: str, digest: str, heads: tuple[tuple[int, int], ...] | None, list_name: str,
                    timings_name: str | None, _files: dict[str, bytes]) -> dict[str, Any]:
     """align --audio-data's report (model.analysis.timing.run.rank_clips) on a clip list, its gold timings and its
-    clips, given as files (name -> bytes, `digest` naming them all): written to a temporary folder, each clip
-    under its file name (the list's paths are read by their file names), and ranked."""
+    clips, given as files (name -> bytes, `digest` naming them all), written to a temporary folder as
+    app/timing_files.py lays them out, and ranked."""
     import tempfile
 
     from attention_lens.model.analysis.timing.run import rank_clips
 
     with tempfile.TemporaryDirectory(prefix="timing-") as folder:
-        for name, data in _files.items():
-            with open(os.path.join(folder, _safe_name(name)), "wb") as f:
-                f.write(data)
-        lines = []
-        for raw in _files[list_name].decode("utf-8", errors="replace").splitlines():
-            cols = raw.split("\t")
-            if raw.strip() and cols[0].strip():
-                cols[0] = _safe_name(cols[0].strip())
-            lines.append("\t".join(cols))
-        listed = os.path.join(folder, "list.tsv")
-        with open(listed, "w", encoding="utf-8") as f:
-            f.write("\n".join(lines) + "\n")
-        timings = os.path.join(folder, _safe_name(timings_name)) if timings_name else None
+        listed, timings = timing_files.write(folder, _files, list_name, timings_name)
         return rank_clips(get_engine(model_key), listed, timings, heads=list(heads) if heads else None)
-
-
-def timing_files(paths: list[str]) -> dict[str, bytes]:
-    """Files of this server (the shipped test clips) as name -> bytes, for timing_ranking."""
-    out = {}
-    for p in paths:
-        with open(p, "rb") as f:
-            out[_safe_name(p)] = f.read()
-    return out
 
 
 @st.cache_data(max_entries=32, ttl=3600, show_spinner="Timing the clip…")

@@ -14,7 +14,7 @@ import os
 
 import pandas as pd
 import streamlit as st
-from attention_lens.app import services
+from attention_lens.app import services, timing_files
 from attention_lens.app.render.timing import dtw_figure
 from attention_lens.app.services import CheckpointError, ModelInputError
 
@@ -44,7 +44,7 @@ def _shipped_files(n: int) -> tuple[dict[str, bytes], str, str] | None:
         return None
     lines = [line for line in listed.read_text(encoding="utf-8").splitlines() if line.strip()][:n]
     wanted = {os.path.splitext(os.path.basename(line.split("\t")[0]))[0] for line in lines}
-    files = services.timing_files([str(test / line.split("\t")[0]) for line in lines])
+    files = timing_files.read_files([str(test / line.split("\t")[0]) for line in lines])
     files["list.tsv"] = ("\n".join(lines) + "\n").encode()
     files["timings.ctm"] = "".join(row + "\n" for row in ctm.read_text(encoding="utf-8").splitlines()
                                    if row.split()[:1] and row.split()[0] in wanted).encode()
@@ -81,7 +81,11 @@ def data_ui() -> tuple[dict[str, bytes], str, str | None] | None:
                           type=["ctm", "textgrid", "TextGrid", "txt"], key=K_GOLD)
     cols[2].file_uploader("The clips (WAV, FLAC, OGG, MP3)", type=["wav", "flac", "ogg", "mp3"],
                           accept_multiple_files=True, key=K_CLIPS)
-    return _uploaded_files()
+    found = _uploaded_files()
+    if found is None:
+        st.caption("Upload the clip list and the clips it names to rank the heads on them (their gold timings: a "
+                   "CTM, one TextGrid, or the list's third column).")
+    return found
 
 
 def _table(rows: list[dict]) -> pd.DataFrame:
@@ -171,6 +175,10 @@ def timing_view(model_key: str, engine) -> None:
     if found is None:
         return
     files, list_name, timings_name = found
+    wrong = timing_files.problem(files, list_name, timings_name)
+    if wrong is not None:
+        st.error(wrong)
+        return
     try:
         heads = _heads(st.session_state[K_HEADS], engine.n_decoder_layers, engine.n_heads)
     except ValueError as exc:

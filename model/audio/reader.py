@@ -63,6 +63,8 @@ def read_audio(source: str | Path | bytes | tuple[np.ndarray, int] | Audio, *, n
         opened = io.BytesIO(source) if isinstance(source, bytes) else Path(source)
         if not isinstance(source, bytes) and not Path(source).is_file():
             raise AudioError(f"{source}: no such audio file")
+        if (len(source) if isinstance(source, bytes) else Path(source).stat().st_size) == 0:
+            raise AudioError(f"{label}: an empty file (0 bytes)")  # libsndfile would say "Format not recognised"
         try:
             info = soundfile.info(opened)
         except (soundfile.LibsndfileError, RuntimeError, TypeError) as e:

@@ -85,6 +85,8 @@ def test_word_key_and_whisper_pieces():
     ("a 1 0.2 x the\n", "g.ctm, line 1: the duration 'x' is not a number"),
     ("a 1 -1 0.2 the\n", "g.ctm, line 1: the start '-1' is not a time"),
     ("a 1 0.2\n", "g.ctm, line 1: a CTM line is"),
+    ("", "g.ctm: no word timings (the file is empty"),
+    (";; a comment\na 1 0.2 0.5 <sil>\n", "g.ctm: no word timings"),
 ])
 def test_bad_ctm_lines_are_named(tmp_path, ctm, expect):
     with pytest.raises(TimingError) as exc:

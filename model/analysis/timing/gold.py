@@ -108,6 +108,8 @@ def read_ctm(path: str) -> dict[str, ClipGold]:
         raise TimingError(f"{name}: not UTF-8 text ({exc.reason})") from None
     except OSError as exc:
         raise TimingError(f"{name}: cannot be read ({exc.strerror})") from None
+    if not by_utt:  # else every clip of the list is said to have no utterance in it, one by one
+        raise TimingError(f"{name}: no word timings (the file is empty, or holds only comments and silences)")
     return {utt: checked(words, f"{name} ({utt})") for utt, words in by_utt.items()}
 
 
