@@ -141,7 +141,7 @@ NO_TEST_SPLIT = ("No test split ships for this model: its card names neither a b
                  "own pairs instead (a file of source<TAB>target lines).")
 
 
-def test_examples(engine: Engine, n: int) -> list[Example]:
+def examples_of_test_split(engine: Engine, n: int) -> list[Example]:
     """The first n pairs of the model's own test split: for a model trained on a file (the everyday models),
     the split `train --data` made of it; for a built-in pair, its generated test split. A model with neither
     (a Hugging Face model, whose card names no built-in pair) raises ModelInputError (NO_TEST_SPLIT)."""
@@ -164,7 +164,7 @@ def sample_measures(model_key: str, n: int) -> SampleReport:
     kept = engine.card.get(CARD_SAMPLE)
     if isinstance(kept, dict) and kept.get("n") == n and (kept["causal"], kept["shift"]) == engine.trained_setting:
         return SampleReport.from_card(kept)
-    examples = test_examples(engine, n)
+    examples = examples_of_test_split(engine, n)
     causal, shift = engine.trained_setting
     return sample_report(engine, [e.source for e in examples], [e.target for e in examples], causal, shift)
 
@@ -194,22 +194,22 @@ def head_ranking(model_key: str, n: int) -> dict[str, Any]:
     """Every head ranked by the teacher-forced loss increase when it alone is off, on the first n test pairs
     of the model's language pair (model.analysis.ablation)."""
     engine = get_engine(model_key)
-    examples = test_examples(engine, n)
+    examples = examples_of_test_split(engine, n)
     return rank_heads(engine, [e.source for e in examples], [e.target for e in examples], progress=False)
 
 
 @st.cache_data(max_entries=16, show_spinner="Measuring what every head attends to…")
-def head_roles_test(model_key: str, n: int) -> dict[str, Any]:
+def head_roles_of_test_split(model_key: str, n: int) -> dict[str, Any]:
     """Every head's attention shares and role (model.analysis.head_roles) on the first n test pairs, with their
     gold links."""
     engine = get_engine(model_key)
-    return head_roles(engine, test_examples(engine, n))
+    return head_roles(engine, examples_of_test_split(engine, n))
 
 
 @st.cache_data(max_entries=16)
-def test_pairs(model_key: str, n: int) -> list[tuple[str, str]]:
+def pairs_of_test_split(model_key: str, n: int) -> list[tuple[str, str]]:
     """The first n (source, target) pairs of the test split head_ranking uses, to name them on the page."""
-    return [(e.source, e.target) for e in test_examples(get_engine(model_key), n)]
+    return [(e.source, e.target) for e in examples_of_test_split(get_engine(model_key), n)]
 
 
 HEADS_BATCH = 16  # pairs per batch when an upload's heads are ranked, as `heads` (a batch's rows: a layer's heads)

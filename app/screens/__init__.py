@@ -11,5 +11,5 @@ app.render), and the panels they are made of:
 - `audio_input`: a speech model's input (a shipped clip, an upload, the microphone; language and task);
 - `page_url`: the link state of the pages other than Explore; `charts`: a figure drawn as ECharts, plotly or SVG.
 - `pair_stepper`: two runs under one client-side step bar (Compare, the Leakage lab's training vs inference);
-- `aligned`: what a model trained with guided alignment shows on the Alignment and Compare pages.
+- `guided_alignment`: what a model trained with guided alignment shows on the Alignment and Compare pages.
 """

@@ -13,7 +13,7 @@ import streamlit as st
 from attention_lens.app import services, state
 from attention_lens.app.render import alignment as af
 from attention_lens.app.render import alignment_svg as svg
-from attention_lens.app.screens import aligned, charts, page_url
+from attention_lens.app.screens import charts, guided_alignment, page_url
 from attention_lens.app.screens.alignment_upload import upload_view
 from attention_lens.app.screens.explore.panels import ask_for_reference
 from attention_lens.app.screens.timing import timing_view
@@ -241,7 +241,7 @@ def main() -> None:
     source, _, chosen = state.text_inputs(engine)
     target = state.target_input()
     gold_text = gold_ui(chosen)
-    aligned.alignment_box(engine, K_READING, K_EXTRACT, K_TAU, K_LAYER, K_HEAD)  # a guided-alignment model's head
+    guided_alignment.alignment_box(engine, K_READING, K_EXTRACT, K_TAU, K_LAYER, K_HEAD)  # its supervised head
     method = method_ui(engine)
     st.divider()
     sentence_view(model_key, engine, source, target, gold_text, method)

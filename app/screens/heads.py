@@ -87,12 +87,12 @@ def pairs_ui(model_key: str) -> tuple[str, tuple[tuple[str, str], ...] | None, U
                                 label_visibility="collapsed")
     if data != "file":
         try:
-            test = services.test_pairs(model_key, SIZES[0])
+            test = services.pairs_of_test_split(model_key, SIZES[0])
         except ModelInputError as exc:  # no test split of this model's own language (a Hugging Face model)
             st.info(state.text(exc) + " Choose “Your file” above.")
             return "", None, None
         n = st.select_slider("Test pairs", SIZES, key=K_N)
-        test = test if n == SIZES[0] else services.test_pairs(model_key, n)
+        test = test if n == SIZES[0] else services.pairs_of_test_split(model_key, n)
         return f"the first {n} pairs of the test split", tuple(test), None
     up = st.file_uploader(f"Your pairs: a TSV, source<TAB>target[<TAB>gold] per line, any number of lines "
                           f"({services.UPLOAD_CAP_TEXT})", type=["tsv", "txt"], key=K_FILE,

@@ -1,6 +1,7 @@
 """The Heads page's roles beside the ablation ranking: what every head attends to over the same pairs
-(model.analysis.head_roles, through services.head_roles_test, cached, or with an upload's streamed ranking) as a
-layers x heads table per kind, named by the rule the page states. Layout only; the table is app/render/roles.py."""
+(model.analysis.head_roles, through services.head_roles_of_test_split, cached, or with an upload's streamed ranking)
+as a layers x heads table per kind, named by the rule the page states. Layout only; the table is
+app/render/roles.py."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ def measure(model_key: str, n: int) -> dict | None:
     """The roles over the first n test pairs the ranking used, with their gold links (an upload's roles come with
     its streamed ranking: services.upload_head_ranking)."""
     try:
-        return services.head_roles_test(model_key, n)
+        return services.head_roles_of_test_split(model_key, n)
     except (ModelInputError, ValueError) as exc:
         st.info(state.text(exc))
         return None

@@ -199,7 +199,7 @@ class RoleTallies:
     model's trained setting), tallied and dropped, so memory does not grow with the corpus."""
 
     def __init__(self, engine: Engine) -> None:
-        from attention_lens.model.analysis.alignment.aligned import engine_specials
+        from attention_lens.model.analysis.alignment.sentence_attention import engine_specials
         from attention_lens.model.engine.runs import DecodeOptions
 
         causal, shift = engine.trained_setting

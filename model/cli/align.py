@@ -172,7 +172,7 @@ def merge_results(results: list[dict]) -> dict:
 
 
 def run_score_links(args: argparse.Namespace) -> int:
-    from attention_lens.model.analysis.alignment.aligners import score_links
+    from attention_lens.model.analysis.alignment.links_file import score_links
 
     engine = open_model(args) if args.model else None
     summary = score_links(args.data, args.links, engine=engine, method=args.method,

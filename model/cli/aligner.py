@@ -70,7 +70,7 @@ def run_aligner(args: argparse.Namespace) -> int:
 
 
 def _read_links_file(path: str) -> list[set[tuple[int, int]]]:
-    from attention_lens.model.analysis.alignment.aligners import parse_links, read_links
+    from attention_lens.model.analysis.alignment.links_file import parse_links, read_links
 
     return [parse_links(text, f"{path}, line {number}") for number, text in read_links(path)]
 

@@ -166,7 +166,7 @@ def test_cpu_threads_are_the_idle_cores_or_the_number_asked(monkeypatch):
 def test_sinks_read_with_a_shared_memo_of_pieces_are_the_sinks_read_alone():
     """aligned._sinks remembers each piece's kind (special, punctuation) across sentences: the masses are those
     found without the memo, sentence after sentence, whatever pieces the memo already holds."""
-    from attention_lens.model.analysis.alignment.aligned import _sinks
+    from attention_lens.model.analysis.alignment.sentence_attention import _sinks
 
     rng = np.random.default_rng(3)
     specials = frozenset({"</s>", "<pad>"})

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import torch
 from attention_lens.model.analysis.alignment import Method, extract, links_of, run_alignment, word_attention
-from attention_lens.model.analysis.alignment.aligned import engine_specials
 from attention_lens.model.analysis.alignment.gradient import embedded, reading, saliency_rows
 from attention_lens.model.analysis.alignment.methods import searched_weights
+from attention_lens.model.analysis.alignment.sentence_attention import engine_specials
 from attention_lens.model.corpora import read_tsv
 from attention_lens.model.engine import DecodeOptions
 

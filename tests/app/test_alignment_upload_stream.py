@@ -14,13 +14,13 @@ import numpy as np
 import pytest
 from attention_lens.app import services
 from attention_lens.model.analysis.alignment import Method, extract, format_pharaoh, gold_matrices, links_of, uploads
-from attention_lens.model.analysis.alignment.aligned import align_batches
 from attention_lens.model.analysis.alignment.breakdown import Breakdown
 from attention_lens.model.analysis.alignment.links import parse_pharaoh
+from attention_lens.model.analysis.alignment.sentence_attention import align_batches
 from attention_lens.model.engine.stream import Line
-from tests.fixtures.apptest import ALIGNMENT, page_on, upload
 
 from harness.models.tiny import SOURCES, TARGETS
+from tests.fixtures.apptest import ALIGNMENT, page_on, upload
 
 GOLD = ["0-0 1-1 2-2 3-3", "0-0 1-1 2-2 3-3 6-4", "0-0 1-1 2-2", "0-0 1-1 2-2 4-4", "0-0 1-1 3-2", "0-0 1-1"]
 LINES = [f"{s}\t{t}\t{g}\n" for s, t, g in zip(SOURCES, TARGETS, GOLD)]

@@ -1,15 +1,15 @@
-"""A model with no test split of its own (a Hugging Face folder: its card names no built-in language pair) is
-never measured on another language's sentences: the Heads page says that no test split ships for it and offers
-the user's own file, and services.test_examples refuses with that message (the Leakage lab's sample uses it)."""
+"""A model with no test split of its own (a Hugging Face folder: its card names no built-in language pair) is never
+measured on another language's sentences: the Heads page says that no test split ships for it and offers the user's
+own file, and services.examples_of_test_split refuses with that message (the Leakage lab's sample uses it)."""
 
 from __future__ import annotations
 
 import pytest
 from attention_lens.app import registry
 from streamlit.testing.v1 import AppTest
-from tests.fixtures.apptest import ENTRY, operator_configuration
 
 from harness.models import hf_tiny
+from tests.fixtures.apptest import ENTRY, operator_configuration
 
 
 @pytest.fixture(scope="module")
@@ -36,9 +36,9 @@ def test_heads_page_offers_no_test_split_of_another_language(on_marian):
     assert at.get("file_uploader")
 
 
-def test_test_examples_refuses_a_model_without_a_test_split(on_marian):
+def test_examples_of_test_split_refuses_a_model_without_a_test_split(on_marian):
     from attention_lens.app import services
 
     engine = services.get_engine(registry.entries()[0].key)
     with pytest.raises(services.ModelInputError, match="No test split ships for this model"):
-        services.test_examples(engine, 5)
+        services.examples_of_test_split(engine, 5)

@@ -83,7 +83,7 @@ def test_a_file_trained_card_keeps_the_sample_of_its_own_test_split():
     engine = load_engine(str(CHECKPOINTS / name))
     examples = own_test_examples(engine.card, CARD_SAMPLE_N)
     assert [(e.source, e.target) for e in examples] == [(e.source, e.target)
-                                                        for e in services.test_examples(engine, CARD_SAMPLE_N)]
+                                                        for e in services.examples_of_test_split(engine, CARD_SAMPLE_N)]
     again = sample_of_examples(engine, examples[:3])
     assert again["outputs"] == card(name)[CARD_SAMPLE]["outputs"][:3]
 

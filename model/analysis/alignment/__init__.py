@@ -1,14 +1,15 @@
 """Word alignments from cross-attention, scored against gold links (precision, recall, AER).
 
 Modules: `links` (Pharaoh links and the metrics), `words` (pieces to words, word attention), `methods` (link
-extraction and method names), `scoring` (every method counted at once: `Tally`), `aligned` (an engine over
-batches of sentences: word attention under each weights, sinks), `corpus_stream` (the sentences align reads: a
-list, or a TSV file or shard streamed), `corpus` (an engine over a corpus: every method counted, `run_alignment`),
-`best` (`--method best`: the sentences it is chosen on, the choice), `report` (the `align` report, per-sentence
-counts), `merge` (shards' reports added up), `sentences` (per-sentence counts kept compactly and streamed), `gradient`
-(the gradient reading: word saliency), `gold_cells` (gold word links placed on a run's piece cells), `card`
-(the head table kept in card.json), `uploads` (a user's test file, read as a stream), `upload_counts` (what an
-upload keeps: every method's breakdown and the heads' agreement, per-sentence counts spilled). The rules they follow:
+extraction and method names), `scoring` (every method counted at once: `Tally`), `sentence_attention` (an engine over
+batches of sentences: each sentence's word attention under each weights, sinks), `corpus_stream` (the sentences align
+reads: a list, or a TSV file or shard streamed), `corpus` (an engine over a corpus: every method counted,
+`run_alignment`), `best` (`--method best`: the sentences it is chosen on, the choice), `report` (the `align` report,
+per-sentence counts), `merge` (shards' reports added up), `sentences` (per-sentence counts kept compactly and
+streamed), `gradient` (the gradient reading: word saliency), `gold_cells` (gold word links placed on a run's piece
+cells), `card` (the head table kept in card.json), `uploads` (a user's test file, read as a stream), `upload_counts`
+(what an upload keeps: every method's breakdown and the heads' agreement, per-sentence counts spilled). The rules
+they follow:
 
 **Pieces to words.** Attention is over subword pieces; gold links are over the whitespace tokens of the
 normalised sentence (docs/corpus.md). Pieces are grouped into words by one rule, the same on both sides:
@@ -50,11 +51,10 @@ over every head (`mean`). A method name is `extract-reading-selector`, e.g. `arg
 **Metrics** (Och & Ney 2003), with A predicted, S sure and P possible links (S is a subset of P):
 precision = |A & P| / |A|, recall = |A & S| / |S|, AER = 1 - (|A & S| + |A & P|) / (|A| + |S|). Over a
 corpus the counts are summed over sentences before dividing (corpus-level, not a mean of ratios).
-`aligners`: any aligner's Pharaoh links file scored with the same code as the heads; `breakdown`: precision
+`links_file`: a Pharaoh links file any aligner wrote, scored with the same code as the heads; `breakdown`: precision
 and recall by kind of source word, length and reordering distance, omissions and attention sinks.
 """
 
-from attention_lens.model.analysis.alignment.aligned import Aligned, align_batches, align_corpus, engine_specials
 from attention_lens.model.analysis.alignment.breakdown import OMISSION_MASS, Breakdown, WordStats
 from attention_lens.model.analysis.alignment.card import CARD_HEADS, CARD_HEADS_N, card_heads, report_from_card
 from attention_lens.model.analysis.alignment.corpus import run_alignment
@@ -83,6 +83,12 @@ from attention_lens.model.analysis.alignment.methods import (
 )
 from attention_lens.model.analysis.alignment.report import Report, SentenceScore, summed
 from attention_lens.model.analysis.alignment.scoring import Tally, gold_matrices
+from attention_lens.model.analysis.alignment.sentence_attention import (
+    Aligned,
+    align_batches,
+    align_corpus,
+    engine_specials,
+)
 from attention_lens.model.analysis.alignment.uploads import UploadReport, align_upload, parse_tsv, shown_problems
 from attention_lens.model.analysis.alignment.words import (
     CONTINUATION,

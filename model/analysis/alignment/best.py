@@ -10,11 +10,11 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from attention_lens.model.analysis.alignment.aligned import align_batches
 from attention_lens.model.analysis.alignment.corpus_stream import MemoryCorpus, fits
 from attention_lens.model.analysis.alignment.links import parse_pharaoh
 from attention_lens.model.analysis.alignment.methods import DEFAULT_METHOD, Method
 from attention_lens.model.analysis.alignment.scoring import Tally
+from attention_lens.model.analysis.alignment.sentence_attention import align_batches
 from attention_lens.model.analysis.alignment.words import READINGS
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
-"""Running an engine over a corpus for `align`: every sentence aligned (aligned.py), every candidate method counted
-against its gold links, the chosen method's per-sentence counts, links, breakdown, omissions and sinks, and the
-report (report.py), with `best` chosen on part of the sentences (best.py) where it can be held out."""
+"""Running an engine over a corpus for `align`: every sentence aligned (sentence_attention.py), every candidate method
+counted against its gold links, the chosen method's per-sentence counts, links, breakdown, omissions and sinks, and
+the report (report.py), with `best` chosen on part of the sentences (best.py) where it can be held out."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from attention_lens.model.analysis.alignment.aligned import Aligned, align_batches
 from attention_lens.model.analysis.alignment.best import Spill, choose_in_corpus, choose_on, chosen_on_split
 from attention_lens.model.analysis.alignment.breakdown import OMISSION_MASS, Breakdown, WordStats
 from attention_lens.model.analysis.alignment.corpus_stream import MISFIT, Corpus, MemoryCorpus, fits
@@ -24,6 +23,7 @@ from attention_lens.model.analysis.alignment.methods import (
 )
 from attention_lens.model.analysis.alignment.report import Report
 from attention_lens.model.analysis.alignment.scoring import Tally, gold_matrices
+from attention_lens.model.analysis.alignment.sentence_attention import Aligned, align_batches
 from attention_lens.model.analysis.alignment.sentences import SentenceRows
 
 if TYPE_CHECKING:

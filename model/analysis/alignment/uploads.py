@@ -1,7 +1,7 @@
-"""A user's test file on the Alignment page: `source<TAB>target[<TAB>gold]` lines checked one by one, then the
-whole file read as a stream (model.engine.stream: length-bucketed batches within a bounded window, the attention-only
-pass of aligned.align_batches), every method counted on every sentence as it passes. Kept per sentence: where its
-line starts and, for a sentence with gold, its counts of every method (in a temporary file); kept for the file:
+"""A user's test file on the Alignment page: `source<TAB>target[<TAB>gold]` lines checked one by one, then the whole
+file read as a stream (model.engine.stream: length-bucketed batches within a bounded window, the attention-only pass
+of sentence_attention.align_batches), every method counted on every sentence as it passes. Kept per sentence: where
+its line starts and, for a sentence with gold, its counts of every method (in a temporary file); kept for the file:
 the tally of every method, the error breakdown and the heads' agreement of every method (upload_counts). No
 sentence's attention is kept: the page recomputes the one sentence it opens (`UploadReport.attention`), and the
 download's links come from a second pass (`UploadReport.links_by_line`)."""
@@ -16,13 +16,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from attention_lens.model.analysis.alignment.aligned import Aligned, align_batches
 from attention_lens.model.analysis.alignment.breakdown import WordStats
 from attention_lens.model.analysis.alignment.corpus_stream import MISFIT
 from attention_lens.model.analysis.alignment.links import Gold, format_pharaoh, parse_pharaoh
 from attention_lens.model.analysis.alignment.methods import SEARCH_THRESHOLDS, Method
 from attention_lens.model.analysis.alignment.report import SentenceScore
 from attention_lens.model.analysis.alignment.scoring import Tally, gold_matrices
+from attention_lens.model.analysis.alignment.sentence_attention import Aligned, align_batches
 from attention_lens.model.analysis.alignment.sentences import LinkSpill
 from attention_lens.model.analysis.alignment.upload_counts import (
     BlockSpill,
