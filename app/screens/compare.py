@@ -6,7 +6,8 @@ difference are one stepper component fed both runs (app/screens/pair_stepper): s
 browser, with no script run. Side A is the sidebar's model; the page's state is in its link
 (app/screens/page_url.py), which reproduces the comparison.
 
-Runs are greedy decodes, cached like Explore's (services.get_trace).
+Runs are greedy decodes, cached like Explore's (services.get_trace). On a speech model each side is a clip
+(app/screens/compare_clips): its spectrogram under the keys and its players, as on Explore.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import streamlit as st
 from attention_lens.app import registry, services, state
 from attention_lens.app.screens import guided_alignment, page_url, pair_stepper
+from attention_lens.app.screens.compare_clips import K_A_CLIP, K_B_CLIP, clip_inputs, clip_side
 from attention_lens.app.services import CheckpointError, DecodeOptions, ModelInputError
 
 KINDS = state.KINDS_BY_CODE
@@ -38,7 +40,8 @@ def _positive(raw: str) -> int:
 URL_RULES = {"a_text": (K_A_TEXT, str, str), "b_model": (K_B_MODEL, str, str), "b_text": (K_B_TEXT, str, str),
              "kind": (K_KIND, page_url.one_of(tuple(KINDS)), str), "layer": (K_LAYER, _positive, str),
              "head": (K_HEAD, _positive, str), "step": (K_STEP, _positive, str),
-             "diff": (K_DIFF, page_url.number_in(DIFF_RANGES, float), lambda r: f"{r:g}")}
+             "diff": (K_DIFF, page_url.number_in(DIFF_RANGES, float), lambda r: f"{r:g}"),
+             "a_clip": (K_A_CLIP, str, str), "b_clip": (K_B_CLIP, str, str)}  # a speech model's shipped clips
 
 
 def run(model_key: str, text: str, side: str):
@@ -50,13 +53,19 @@ def run(model_key: str, text: str, side: str):
         return None
 
 
-def inputs(model_key: str) -> tuple[str, str, str]:
-    """Side A's sentence, side B's model and sentence."""
+def model_keys(model_key: str) -> list[str]:
+    """The models side B may open (side A's among them, and B's choice kept only if it is one of them)."""
     keys = [e.key for e in registry.entries()]
     if model_key not in keys:
         keys.append(model_key)
     if st.session_state.get(K_B_MODEL) not in keys:
         st.session_state[K_B_MODEL] = model_key
+    return keys
+
+
+def inputs(model_key: str) -> tuple[str, str, str]:
+    """Side A's sentence, side B's model and sentence."""
+    keys = model_keys(model_key)
     left, right = st.columns(2)
     a_text = left.text_input(f"A: {model_key} (the sidebar's model)", key=K_A_TEXT)
     cols = right.columns([1, 2])
@@ -82,11 +91,32 @@ def main() -> None:
     st.session_state.setdefault(K_A_TEXT, RAW_A if raw else DEFAULT_A)
     st.session_state.setdefault(K_B_TEXT, RAW_B if raw else DEFAULT_B)
     guided_alignment.compare_box(model_key, K_A_TEXT, K_B_MODEL, K_B_TEXT, K_KIND, K_LAYER, K_HEAD)
-    a_text, b_model, b_text = inputs(model_key)
-    a, b = run(model_key, a_text, "A"), run(b_model, b_text, "B")
-    if a is None or b is None:
+    if services.is_speech(engine):  # a clip on each side
+        chosen = clip_inputs(model_key, model_keys(model_key), K_B_MODEL)
+        sides = None if chosen is None else (clip_side(model_key, chosen[0], "A"), clip_side(chosen[1], chosen[2], "B"))
+    else:
+        a_text, b_model, b_text = inputs(model_key)
+        sides = text_sides(model_key, engine, a_text, b_model, b_text)
+    if sides is None or None in sides:
         page_url.write(URL_RULES, sentence=False)
         return
+    pair_view(model_key, engine, *sides)
+    page_url.write(URL_RULES, sentence=False)
+
+
+def text_sides(model_key: str, engine, a_text: str, b_model: str, b_text: str) -> tuple | None:
+    """The two greedy runs of sentences as the pair's sides, or None (the reason shown)."""
+    a, b = run(model_key, a_text, "A"), run(b_model, b_text, "B")
+    if a is None or b is None:
+        return None
+    return (pair_stepper.Side(a, ("greedy", model_key, a_text), special=engine.special_pieces()),
+            pair_stepper.Side(b, ("greedy", b_model, b_text), special=services.get_engine(b_model).special_pieces()))
+
+
+def pair_view(model_key: str, engine, side_a: pair_stepper.Side, side_b: pair_stepper.Side) -> None:
+    """The pair's choices (kind, layer, head, A − B's scale), then both runs and their difference in one stepper."""
+    a, b = side_a.trace, side_b.trace
+    b_model = side_b.run_key[1]
     engine_b = services.get_engine(b_model)
     layers = min(a.cross_attention.shape[0], b.cross_attention.shape[0])
     if st.session_state[K_KIND] == "enc":
@@ -115,14 +145,11 @@ def main() -> None:
     picked = None if head == MEAN else head
     which = f"layer {layer} · {'mean over heads' if picked is None else f'head {picked}'}"
     # Both sides, the shared step bar and A − B below them step in the browser (app/screens/pair_stepper)
-    sides = [pair_stepper.Side(a, ("greedy", model_key, a_text), special=engine.special_pieces()),
-             pair_stepper.Side(b, ("greedy", b_model, b_text), special=engine_b.special_pieces())]
     with st.container(key="cmp_pair"):
-        pair_stepper.draw("cmp_stepper", sides, step, K_STEP, m=top, kind=kind,
+        pair_stepper.draw("cmp_stepper", [side_a, side_b], step, K_STEP, m=top, kind=kind,
                           view="layer_mean" if picked is None else "head", layer=layer - 1, head=(picked or 1) - 1,
                           titles=[[f"A: {model_key}", f"{title} · {which}"], [f"B: {b_model}", f"{title} · {which}"]],
                           diff_title=f"A − B · {title} · {which} (matching tokens only)", diff_range=diff_range)
-    page_url.write(URL_RULES, sentence=False)
 
 
 main()

@@ -15,14 +15,16 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import streamlit as st
+from attention_lens.app.render import spectrogram
 from attention_lens.app.render import stepper as packing
 from attention_lens.app.screens.explore import stepper as explore_stepper
 
 # Explore's stepper with pair.js appended (one module: the same drawing of a run, the same keys and step bar).
 COMPONENT = st.components.v2.component("attention_lens_pair_stepper", js=packing.script(), css=packing.styles(),
                                        isolate_styles=False)
-_CACHE: OrderedDict[tuple, tuple[dict, bytes, float]] = OrderedDict()  # run key -> packing.weights(...)
+_CACHE: OrderedDict[tuple, tuple] = OrderedDict()  # run key -> (the run as sent, packing.weights(...))
 _LOCK = threading.Lock()
 CACHED_RUNS = 32
 
@@ -38,21 +40,25 @@ DIVERGING = [[0.0, "#67001f"], [0.1, "#b2182b"], [0.2, "#d6604d"], [0.3, "#f4a58
 
 @dataclass(frozen=True)
 class Side:
-    """One run of the pair: its Trace, the key it is cached under, and how it was decoded."""
+    """One run of the pair: its Trace, the key it is cached under, and how it was decoded; a clip's run also its
+    samples (16 kHz), for the stepper's players (stepper/audio.js)."""
 
     trace: object
     run_key: tuple
     teacher: bool = False
     special: frozenset[str] = frozenset()
+    samples: np.ndarray | None = None
 
 
-def encoded(run_key: tuple, trace) -> tuple[dict, bytes, float]:
-    """packing.weights of a run, kept for the run's next script runs (the costly part of packing)."""
+def encoded(run_key: tuple, trace) -> tuple:
+    """The run as the browser gets it (a clip's frames pooled: app/render/spectrogram.for_browser) and its
+    packing.weights, kept for the run's next script runs (the costly part of packing)."""
     with _LOCK:
         if run_key in _CACHE:
             _CACHE.move_to_end(run_key)
             return _CACHE[run_key]
-    made = packing.weights(trace, explore_stepper.ENCODING)
+    sent = spectrogram.for_browser(trace)
+    made = (sent, packing.weights(sent, explore_stepper.ENCODING))
     with _LOCK:
         _CACHE[run_key] = made
         while len(_CACHE) > CACHED_RUNS:
@@ -78,7 +84,8 @@ def draw(key: str, sides: Sequence[Side], step: int, step_key: str, *, m: int, k
     """The pair at `step` (1..m, as the server knows it) under the component's key `key`; each side shows
     min(step, its m). view: "head" (layer, head 0-based) or "layer_mean"; diff_title: draw A − B of the first
     two sides where the tokens match, its colours fixed from -diff_range to +diff_range; notes: one line per
-    step; mark_row: a row marked once reached. The step the page reports goes to session key `step_key`.
+    step; mark_row: a row marked once reached. A clip's run goes with its spectrogram and samples (its strip
+    under the keys and its players, as on Explore). The step the page reports goes to session key `step_key`.
     Returns step."""
     ss = st.session_state
     sent, seq = f"{key}_sent", f"{key}_seq"
@@ -90,9 +97,12 @@ def draw(key: str, sides: Sequence[Side], step: int, step_key: str, *, m: int, k
         extra = {"run_id": explore_stepper.run_id(side.run_key), "seq": 0, "step": 1, "kind": kind, "view": view,
                  "layer": layer, "head": head, "scale": "fixed", "present": False, "picture": "attention",
                  "caption": caption, "sync": False, "url_step": False}
-        blobs.append(packing.pack(side.trace, encoding=explore_stepper.ENCODING, special=side.special,
-                                  teacher=side.teacher, extra=extra,
-                                  encoded=encoded(side.run_key, side.trace)))
+        sent, weights = encoded(side.run_key, side.trace)
+        tail = b""
+        if spectrogram.audio_source(sent) is not None:
+            extra["audio"], tail = spectrogram.audio_tail(sent, side.samples, len(weights[1]))
+        blobs.append(packing.pack(sent, encoding=explore_stepper.ENCODING, special=side.special,
+                                  teacher=side.teacher, extra=extra, encoded=weights, tail=tail))
     header = {"run_id": explore_stepper.run_id(tuple(side.run_key for side in sides)), "seq": ss.get(seq, 0),
               "step": step, "m": m, "titles": [list(t) for t in titles], "notes": notes, "mark_row": mark_row,
               "diff": {"title": diff_title, "colours": DIVERGING, "range": diff_range} if diff_title else None,

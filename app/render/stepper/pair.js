@@ -220,12 +220,15 @@ function drawDiff(s) {
   if (!P.diverging) P.diverging = lut(h.diff.colours);
   const F = fontPx(a);
   const qs = d.rows.map((i) => q[i]), ks = d.cols.map((j) => k[j]);
+  // a clip's columns (and encoder rows) are its frames: times as ticks, as under each side (audio.js)
+  const audio = a.run.audio && a.header.kind !== 'decoder_self_attention' ? a.run.audio : null;
+  const frameRows = audio && a.header.kind === 'encoder_self_attention';
   const labelW = Math.min(0.3 * (box.clientWidth || 680), measure(qs, F) + 10);
   const avail = Math.max(120, (box.clientWidth || 680) - labelW - 24);
-  const cellW = Math.max(4, Math.min(64, avail / ks.length));
-  const cellH = Math.max(F + 8, Math.min(34, cellW));
+  const cellW = Math.max(audio ? 2 : 4, Math.min(64, avail / ks.length));
+  const cellH = frameRows ? cellW : Math.max(F + 8, Math.min(34, cellW));
   const keyW = measure(ks, F);
-  const upright = keyW + 6 > cellW;
+  const upright = !audio && keyW + 6 > cellW;
   const dpr = window.devicePixelRatio || 1;
   const canvas = el('canvas');
   canvas.width = Math.round(cellW * ks.length * dpr);
@@ -252,27 +255,31 @@ function drawDiff(s) {
   // .lens-qlabels and .lens-panel contain their size (stepper.css): their heights are set here, the keys' row
   // placed under the rows (it is positioned in the panel)
   const rowsH = cellH * qs.length, keysH = upright ? Math.min(140, keyW + 8) : F + 8;
-  const names = el('div', 'lens-qlabels');
+  const names = el('div', `lens-qlabels${frameRows ? ' lens-audio' : ''}`);
   names.style.width = `${labelW}px`;
   names.style.height = `${rowsH}px`;
   names.style.fontSize = `${F}px`;
-  for (const t of qs) {
+  const rowTick = frameRows ? tickEvery(audio, cellH, F + 4) : 0;
+  qs.forEach((t, i) => {
     const e = el('div', 'lens-q', t);
     e.style.height = e.style.lineHeight = `${cellH}px`;
     e.title = t;
+    if (frameRows) timeTick(audio, e, d.rows[i], rowTick);
     names.appendChild(e);
-  }
-  const keys = el('div', 'lens-klabels');
+  });
+  const keys = el('div', `lens-klabels${audio ? ' lens-audio' : ''}`);
   keys.style.width = `${cellW * ks.length}px`;
   keys.style.fontSize = `${F}px`;
   keys.style.height = `${keysH}px`;
   keys.style.top = `${rowsH}px`;
-  ks.forEach((t) => {
+  const keyTick = audio ? tickEvery(audio, cellW, measure(['10.0 s'], F) + 10) : 0;
+  ks.forEach((t, j) => {
     const e = el('span', `lens-k${upright ? ' up' : ''}`, t);
     const w = upright ? Math.max(cellW, F + 2) : cellW;
     e.style.width = `${w}px`;
     if (w !== cellW) e.style.margin = `0 ${(cellW - w) / 2}px`; // centred on its column, in the row's flow
     e.title = t;
+    if (audio) timeTick(audio, e, d.cols[j], keyTick);
     keys.appendChild(e);
   });
   const panel = el('div', 'lens-panel');
@@ -298,6 +305,15 @@ function drawDiff(s) {
   picture.appendChild(row);
   box.replaceChildren(title, legend, picture, what);
   P.diffShown = { d, qs, ks, cellW, cellH, canvas };
+}
+
+// a clip's frame label in A − B: its time where a tick falls (audio.js isTick), "padding" on the padding, else
+// hidden (its full label stays in the hover title)
+function timeTick(a, e, i, tick) {
+  const pad = a.padding && i === a.padding.index;
+  const shown = pad || isTick(a, i, tick);
+  e.classList.toggle('thin', !shown);
+  if (shown && !pad) e.textContent = `${(Math.round(a.times[i] / tick) * tick).toFixed(tick < 1 ? 1 : 0)} s`;
 }
 
 function hoverDiff(s, e) {
