@@ -1,21 +1,21 @@
-"""The app's one caller of model/: cached engines and traces, and the analyses the pages show.
+"""The app's one caller of model/'s engines: cached engines and traces, and the analyses the pages show.
 
 Every page and figure reaches models through this module only: engines through the engine contract
 (model.engine.Engine), results as Traces and the analyses' own result objects. Cached results are shared by
-every session of the server and never mutated.
+every session of the server and never mutated. An uploaded file of pairs is read and checked by app.uploads;
+what a model makes of it (its alignment, its heads' ranking) is here.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 from attention_lens.app import registry, timing_files
+from attention_lens.app.uploads import CheckedUpload, check_upload, upload_digest
 from attention_lens.model.analysis import alignment, bug_meters, exposure, kv_cache
 from attention_lens.model.analysis.ablation import rank_heads
 from attention_lens.model.analysis.bug_meters import row_sums, sharpness, swap_meter
@@ -39,7 +39,6 @@ from attention_lens.model.engine.bugs import EXPLAIN as BUG_EXPLAIN
 from attention_lens.model.engine.device import DeviceError
 from attention_lens.model.engine.heads import CODE_OF, KIND_CODES, every_head
 from attention_lens.model.engine.options import MODES
-from attention_lens.model.engine.stream import BadLine, Line, read_lines
 from attention_lens.model.engine.text import UNKNOWN_WORDS
 from attention_lens.model.engine.trace import KINDS
 
@@ -50,7 +49,8 @@ __all__ = ["Audio", "AudioError", "get_audio_trace", "is_speech", "read_clip",
            "KINDS", "UNKNOWN_WORDS", "CheckpointError", "DecodeOptions", "Engine", "LeakageMeter", "ModelInputError",
            "Trace", "alignment", "alignment_report", "get_engine", "get_trace", "measure",
            "head_ranking", "probe_sentence", "repetition", "sample_measures", "train_log",
-           "uploaded_alignment", "uploaded_sentence", "uploaded_links", "upload_digest"]
+           "uploaded_alignment", "uploaded_sentence", "uploaded_links", "upload_head_ranking",
+           "CheckedUpload", "check_upload"]  # app.uploads' check, which upload_head_ranking takes
 
 
 ENV_DEVICE, ENV_DTYPE = "LENS_DEVICE", "LENS_DTYPE"  # where the server's models run, and their float type
@@ -213,60 +213,7 @@ def pairs_of_test_split(model_key: str, n: int) -> list[tuple[str, str]]:
 
 
 HEADS_BATCH = 16  # pairs per batch when an upload's heads are ranked, as `heads` (a batch's rows: a layer's heads)
-HEADS_NAMED = 100  # pairs of an upload named on the Heads page
 HEADS_KEPT = 8  # uploads' rankings kept per server
-
-
-@dataclass(frozen=True)
-class CheckedUpload:
-    """An upload of pairs read through once (upload_lines): how many pairs it holds (`gold`: how many of them with
-    gold links), the first HEADS_NAMED of them, the problems (each naming its line; `problem_count` counts them
-    all, the first MAX_PROBLEMS are kept) and the bytes' digest that names its ranking."""
-
-    pairs: int
-    gold: int
-    first: tuple[tuple[str, str], ...]
-    problems: tuple[str, ...]
-    problem_count: int
-    digest: str
-
-
-MAX_PROBLEMS = 10
-
-
-def upload_lines(data: bytes) -> Iterator[Line | BadLine]:
-    """An upload's lines as model.engine.stream.read_lines reads them, a line whose gold column is not Pharaoh
-    links that fit its words (or whose second column holds links) turned into a BadLine with the reason
-    (model.analysis.alignment.uploads.line_problem)."""
-    from attention_lens.model.analysis.alignment.uploads import line_problem
-
-    for item in read_lines(data):
-        if isinstance(item, Line) and (reason := line_problem(Example(item.source, item.target, item.gold))):
-            yield BadLine(item.number, reason)
-        else:
-            yield item
-
-
-@st.cache_data(max_entries=8, show_spinner="Reading your file…")
-def check_upload(data: bytes) -> CheckedUpload:
-    """An upload read line by line, nothing kept but counts, the first pairs and the problems."""
-    pairs = gold = count = 0
-    first: list[tuple[str, str]] = []
-    problems: list[str] = []
-    for item in upload_lines(data):
-        if isinstance(item, BadLine):
-            count += 1
-            if len(problems) < MAX_PROBLEMS:
-                problems.append(item.reason if item.reason.startswith("the upload, line")
-                                else f"line {item.number}: {item.reason}")
-            continue
-        pairs += 1
-        gold += bool(item.gold.strip())
-        if len(first) < HEADS_NAMED:
-            first.append((item.source, item.target))
-    if not pairs and not count:
-        problems, count = ["the file has no sentence pair"], 1
-    return CheckedUpload(pairs, gold, tuple(first), tuple(problems), count, hashlib.sha256(data).hexdigest())
 
 
 @st.cache_resource(max_entries=1)  # one dict (no arguments), itself kept to the last HEADS_KEPT
@@ -307,40 +254,6 @@ def upload_head_ranking(model_key: str, data: bytes, checked: CheckedUpload,
     return result
 
 
-# Uploads are capped by size, not by lines: a file up to this many bytes is read as a stream (upload_pairs), so what
-# a page holds grows with the pairs it keeps, never with a copy of the text. The pages state the cap.
-UPLOAD_MAX_MB = 8
-UPLOAD_MAX_BYTES = UPLOAD_MAX_MB * 1024 * 1024  # as Streamlit counts a megabyte (file_uploader's max_upload_size)
-UPLOAD_CAP_TEXT = f"at most {UPLOAD_MAX_MB} MB"
-# What the upload boxes let through to the page: a file over UPLOAD_MAX_MB and up to this reaches the page, which
-# refuses it in words with what to do instead (upload_size_problem); past it the box's own refusal is a red chip
-# whose reason shows only on hover.
-UPLOAD_SEEN_MB = 64
-
-
-def upload_size_problem(name: str, size: int) -> str | None:
-    """One sentence when an upload is over UPLOAD_MAX_BYTES, naming the command that reads a file of any size."""
-    if size <= UPLOAD_MAX_BYTES:
-        return None
-    return (f"{name} is {size / 1024 / 1024:.1f} MB; this page reads files of {UPLOAD_CAP_TEXT}. "
-            "`attention-lens align` / `heads` / `eval --data FILE.tsv` read a file of any size (--shard K/N splits "
-            "it).")
-
-
-def upload_pairs(data: bytes) -> tuple[list[Example], list[str]]:
-    """The pairs of an uploaded file, read line by line (model.engine.stream.read_lines over its bytes), and the
-    problems, each naming its line. Blank lines are skipped."""
-    from attention_lens.model.engine.stream import BadLine, read_lines
-
-    examples, problems = [], []
-    for item in read_lines(data):
-        if isinstance(item, BadLine):
-            problems.append(f"line {item.number}: {item.reason}")
-        else:
-            examples.append(Example(item.source, item.target, item.gold))
-    return examples, problems
-
-
 UPLOADS_KEPT = 4  # aligned uploads kept per server (each: counts, its file's bytes, a temporary file)
 
 
@@ -363,10 +276,6 @@ def uploaded_alignment(model_key: str, digest: str, data: bytes,
         for key in list(store)[:-UPLOADS_KEPT]:
             store.pop(key, None)
     return report
-
-
-def upload_digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def uploaded_sentence(model_key: str, report: alignment.UploadReport, line: int) -> alignment.WordAttention | None:

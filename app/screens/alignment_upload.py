@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pandas as pd
 import streamlit as st
-from attention_lens.app import services, state
+from attention_lens.app import services, state, uploads
 from attention_lens.app.render import alignment_breakdown as bd_render
 from attention_lens.app.render import alignment_svg as svg
 from attention_lens.app.render.alignment_agreement import agreement_figure
@@ -319,7 +319,7 @@ def aligned_with_progress(model_key: str, data: bytes) -> al.UploadReport:
                      text="Aligning your file with every head: " + al.uploads.progress_text(
                          done, total, time.perf_counter() - started))
 
-    report = services.uploaded_alignment(model_key, services.upload_digest(data), data, progress)
+    report = services.uploaded_alignment(model_key, uploads.upload_digest(data), data, progress)
     bar.empty()
     return report
 
@@ -327,8 +327,8 @@ def aligned_with_progress(model_key: str, data: bytes) -> al.UploadReport:
 def upload_view(model_key: str, engine, method: al.Method, use_method=None) -> None:
     st.subheader("Your test file")
     up = st.file_uploader(f"Upload a TSV: source, target, and gold links if you have them (the whole file is "
-                          f"read, any number of lines, {services.UPLOAD_CAP_TEXT})", type=["tsv", "txt"], key=K_FILE,
-                          help=HELP, max_upload_size=services.UPLOAD_SEEN_MB)
+                          f"read, any number of lines, {uploads.UPLOAD_CAP_TEXT})", type=["tsv", "txt"], key=K_FILE,
+                          help=HELP, max_upload_size=uploads.UPLOAD_SEEN_MB)
     if up is None:
         st.caption("Without a file, the ranking below uses the shipped test split of the model's language pair."
                    if has_test_split(engine) else
@@ -337,12 +337,12 @@ def upload_view(model_key: str, engine, method: al.Method, use_method=None) -> N
         if has_test_split(engine):
             shipped_view(model_key, engine, method)
         return
-    too_big = services.upload_size_problem(state.text(up.name), up.size)
+    too_big = uploads.upload_size_problem(state.text(up.name), up.size)
     if too_big:
         st.error(too_big)
         return
     data = up.getvalue()
-    checked = services.check_upload(data)
+    checked = uploads.check_upload(data)
     if checked.problems:
         more = checked.problem_count - len(checked.problems)
         listed = "\n".join(f"- {state.text(p)}" for p in checked.problems) + (f"\n- … and {more} more" if more > 0
@@ -359,7 +359,7 @@ def upload_view(model_key: str, engine, method: al.Method, use_method=None) -> N
         st.error("No sentence of the file could be aligned with this model.")
         return
     st.caption(f"{report.n_aligned:,} of {report.n:,} sentences aligned · {report.n_gold:,} with gold links · the "
-               f"whole file read ({up.size / 1024 / 1024:.1f} MB; files of {services.UPLOAD_CAP_TEXT} are read "
+               f"whole file read ({up.size / 1024 / 1024:.1f} MB; files of {uploads.UPLOAD_CAP_TEXT} are read "
                f"whole) in {report.seconds:.1f} s.")
     if report.tally is not None:
         _ranking(report, method, engine, use_method)

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 import streamlit as st
-from attention_lens.app import services, state
+from attention_lens.app import services, state, uploads
 from attention_lens.app.render import contrib
 from attention_lens.app.screens import heads_roles, page_url
 from attention_lens.app.screens.explore import controls as ctl
@@ -71,11 +71,11 @@ def kind_grid(code: str, heads: list[dict], n_layers: int, n_heads: int) -> None
 
 
 class Upload(NamedTuple):
-    """A checked upload (services.check_upload) and its bytes."""
+    """A checked upload (uploads.check_upload) and its bytes."""
 
     name: str
     data: bytes
-    checked: services.CheckedUpload
+    checked: uploads.CheckedUpload
 
 
 def pairs_ui(model_key: str) -> tuple[str, tuple[tuple[str, str], ...] | None, Upload | None]:
@@ -95,20 +95,20 @@ def pairs_ui(model_key: str) -> tuple[str, tuple[tuple[str, str], ...] | None, U
         test = test if n == SIZES[0] else services.pairs_of_test_split(model_key, n)
         return f"the first {n} pairs of the test split", tuple(test), None
     up = st.file_uploader(f"Your pairs: a TSV, source<TAB>target[<TAB>gold] per line, any number of lines "
-                          f"({services.UPLOAD_CAP_TEXT})", type=["tsv", "txt"], key=K_FILE,
-                          max_upload_size=services.UPLOAD_SEEN_MB)
+                          f"({uploads.UPLOAD_CAP_TEXT})", type=["tsv", "txt"], key=K_FILE,
+                          max_upload_size=uploads.UPLOAD_SEEN_MB)
     if up is None:
         st.caption(f"Upload a file to rank the heads on your own sentences: every line of it is ranked, in "
-                   f"batches, up to {services.UPLOAD_CAP_TEXT} (`attention-lens heads --data FILE.tsv` reads a file "
+                   f"batches, up to {uploads.UPLOAD_CAP_TEXT} (`attention-lens heads --data FILE.tsv` reads a file "
                    f"of any size). The test split is one click away.")
         return "", None, None
     name = state.text(up.name)
-    too_big = services.upload_size_problem(name, up.size)
+    too_big = uploads.upload_size_problem(name, up.size)
     if too_big:
         st.error(too_big)
         return "", None, None
     content = up.getvalue()
-    checked = services.check_upload(content)
+    checked = uploads.check_upload(content)
     if checked.problems:
         more = checked.problem_count - len(checked.problems)
         st.error(f"{name} cannot be used ({checked.problem_count:,} line(s) to fix):\n\n"

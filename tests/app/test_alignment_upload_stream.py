@@ -12,7 +12,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
-from attention_lens.app import services
+from attention_lens.app.uploads import UPLOAD_CAP_TEXT
 from attention_lens.model.analysis.alignment import Method, extract, format_pharaoh, gold_matrices, links_of, uploads
 from attention_lens.model.analysis.alignment.breakdown import Breakdown
 from attention_lens.model.analysis.alignment.links import parse_pharaoh
@@ -41,14 +41,14 @@ def lines(n: int, gold_every: int = 1) -> str:
 def test_a_file_of_6000_sentences_is_aligned_whole_and_the_page_states_the_size_cap(tiny_ckpt, monkeypatch):
     at = page_on(monkeypatch, ALIGNMENT, [tiny_ckpt], preset="custom", source=SOURCES[0], target=TARGETS[0],
                  align_n=20, timeout=300)
-    assert services.UPLOAD_CAP_TEXT in at.file_uploader(key="align_upload").label
+    assert UPLOAD_CAP_TEXT in at.file_uploader(key="align_upload").label
     upload(at, lines(6000))
     assert not at.exception
     assert not [b for b in at.button if b.key == "align_first_part"]  # no "use the first 5,000" offer
     assert not at.warning, [w.value for w in at.warning]
     captions = [c.value for c in at.caption]
     assert any(c.startswith("6,000 of 6,000 sentences aligned · 6,000 with gold links") for c in captions), captions
-    assert any(services.UPLOAD_CAP_TEXT in c for c in captions), captions
+    assert any(UPLOAD_CAP_TEXT in c for c in captions), captions
     assert any("6000 sentences with gold" in s.value for s in at.success)
     table = at.dataframe(key="align_upload_worst").value
     assert len(table) == 5000 and list(table["AER"]) == sorted(table["AER"], reverse=True)

@@ -1,5 +1,5 @@
 """The Heads page's "Your file": any number of lines up to the size cap (stated on the page), read as a stream
-(uploads.check_upload, the same reader as upload_pairs, each bad line named), ranked over every pair in batches
+(uploads.check_upload, each bad line named), ranked over every pair in batches
 (services.upload_head_ranking: per-head sums only) under a progress bar; the gold column still reaches the roles."""
 
 from __future__ import annotations

@@ -75,10 +75,10 @@ def test_heads_ranks_on_an_uploaded_file_and_names_its_pairs(app):
     at = app.switch_page("screens/heads.py").run()
     at.segmented_control(key="heads_data").set_value("file").run()
     # AppTest has no file upload: the page's parse and ranking of a file's pairs are the services it calls
-    from attention_lens.app import services
+    from attention_lens.app import services, uploads
 
     data = b"the cat sat .\tle chat s' assit .\nthe dog ran .\tle chien courut .\n"
-    result = services.upload_head_ranking("en-fr", data, services.check_upload(data))["ranking"]
+    result = services.upload_head_ranking("en-fr", data, uploads.check_upload(data))["ranking"]
     assert {h["kind"] for h in result["heads"]} == {"enc", "dec", "cross"} and len(result["heads"]) == 36
     assert any("Upload a file" in c.value for c in at.caption) and at.get("file_uploader")
 
