@@ -15,7 +15,7 @@ from harness.models.tiny import build_tiny_checkpoint
 
 # The app opens on the everyday en-fr model; the suite's page tests were written around the grammar en-fr
 # model's presets and gold links, so they keep it unless a test says otherwise (servers started by tests
-# inherit this). tests/app/test_everyday_default.py checks the real default with this variable removed.
+# inherit this). tests/app/shared/test_everyday_default.py checks the real default with this variable removed.
 os.environ.setdefault("LENS_DEFAULT_MODEL", "en-fr")
 # AppTest runs the app in this process and browser tests start servers from it: the warm-up thread
 # (app/warmup.py) would load a model and start kaleido's Chromium behind each test. Its own tests turn it on.

@@ -1,5 +1,5 @@
 """A link with a long text (`/?text=` of 100,000 characters) reaches the app, which says the text is too long
-(tests/app/test_long_link_text.py), instead of a reset connection (the app's HTTP server refused a request head
+(tests/app/shared/test_long_link_text.py), instead of a reset connection (the app's HTTP server refused a request head
 over 16 KiB that arrived in pieces, as it does across a network) or nginx's bare 414 page (its 8 KiB request
 line). The app's server is started as ./run.sh app starts it (attention_lens/launch.py); the replicas behind nginx
 as ./run.sh serve does (deploy/serve.py, deploy/nginx.conf.template)."""

@@ -35,7 +35,7 @@ COLORBAR_PX, COLORBAR_MAX_PX = 170, 300  # a grid's colour bar: never shorter (s
 def figure(data: list[dict], layout: dict) -> go.Figure:
     """A Figure made from trace and layout dicts as they are, without plotly's per-property validation
     (`_validate=False`, as plotly.io does for its own templates). Validating costs more than building: about
-    half of a step click's server time went to it (benchmarks/RESULTS.md, part 7). tests/app/test_figures.py
+    half of a step click's server time went to it (benchmarks/RESULTS.md, part 7). tests/app/render/test_figures.py
     validates what every builder returns, so a misspelt property still fails a test."""
     return go.Figure({"data": data, "layout": {"template": _template(), **layout}}, _validate=False)
 

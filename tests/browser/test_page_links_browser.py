@@ -1,7 +1,7 @@
 """A link reproduces the page on the pages besides Explore (Explore's "Copy link" is in
 test_picture_browser.py): a state made by clicks on the Leakage lab, Alignment and Heads, its address (these pages
 write their state into it: app/screens/page_url.py) opened in a new browser context, shows the same state and the
-same results. The AppTests of tests/app/test_page_links.py read the links; these check the address a visitor
+same results. The AppTests of tests/app/shared/test_page_links.py read the links; these check the address a visitor
 would copy."""
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ import pytest
 from attention_lens.app.render import bars, figures, views
 from attention_lens.model.engine import DecodeOptions
 
-APP = Path(__file__).resolve().parents[2] / "app"
+APP = Path(__file__).resolve().parents[3] / "app"
 
 
 CAT = "the cat sat ."

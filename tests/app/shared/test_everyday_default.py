@@ -9,7 +9,7 @@ from attention_lens.app import registry, services
 from attention_lens.model.builtin.engine import BuiltinEngine
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 ENTRY = str(ROOT / "app" / "streamlit_app.py")
 
 

@@ -11,7 +11,7 @@ from attention_lens.app import registry
 from attention_lens.app.screens.vocabulary import with_word
 from streamlit.testing.v1 import AppTest
 
-APP = Path(__file__).resolve().parents[2] / "app"
+APP = Path(__file__).resolve().parents[3] / "app"
 ENTRY, LEAK = str(APP / "streamlit_app.py"), str(APP / "screens" / "leakage_lab.py")
 MUST_SHOW = [("en-fr", "I love you so much .", ["you", "so", "much"]),
              ("de-en", "Ich liebe dich .", ["ich", "liebe", "dich"])]

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from harness.models import hf_tiny
 from tests.fixtures.apptest import MODEL_SWITCHES, operator_configuration, stepper
 
-APP = Path(__file__).resolve().parents[2] / "app"
+APP = Path(__file__).resolve().parents[3] / "app"
 ENTRY = str(APP / "streamlit_app.py")
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from attention_lens.app import registry
 
-APP = Path(__file__).resolve().parents[2] / "app"
+APP = Path(__file__).resolve().parents[3] / "app"
 
 
 

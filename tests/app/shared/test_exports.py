@@ -14,7 +14,7 @@ from attention_lens.app import exports
 from attention_lens.model.engine import DecodeOptions
 from attention_lens.model.engine.trace import Trace
 
-APP = Path(__file__).resolve().parents[2] / "app"
+APP = Path(__file__).resolve().parents[3] / "app"
 
 
 

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.fixtures.apptest import stepper
 
-APP = Path(__file__).resolve().parents[2] / "app" / "streamlit_app.py"
+APP = Path(__file__).resolve().parents[3] / "app" / "streamlit_app.py"
 LONG = ("the black cat that the small dog chased sat on the mat near the bank of the river because the old king "
         "found the red book .")
 

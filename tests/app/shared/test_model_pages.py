@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from harness.models.tiny import build_tiny_checkpoint
 from tests.fixtures.apptest import operator_configuration
 
-APP = Path(__file__).resolve().parents[2] / "app"
+APP = Path(__file__).resolve().parents[3] / "app"
 ENTRY = str(APP / "streamlit_app.py")
 PAGES = ["screens/alignment.py", "screens/leakage_lab.py", "screens/explore/page.py"]
 

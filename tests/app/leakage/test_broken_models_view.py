@@ -10,7 +10,7 @@ import streamlit as st
 from attention_lens.app import registry
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 PAGE = str(ROOT / "app" / "screens" / "leakage_lab.py")
 EN_FR = next(p for p in json.loads((ROOT / "assets" / "presets.json").read_text(encoding="utf-8"))["presets"]
              if p["pair"] == "en-fr" and p.get("text", "conventions") == "conventions")  # the grammar trio's

@@ -15,7 +15,7 @@ from attention_lens.model.analysis.leakage import CARD_SAMPLE, CARD_SAMPLE_N, Sa
 from attention_lens.model.corpora import read_tsv
 from attention_lens.model.engine import load_engine
 
-CHECKPOINTS = Path(__file__).resolve().parents[2] / "checkpoints"
+CHECKPOINTS = Path(__file__).resolve().parents[3] / "checkpoints"
 TRIO = ("en-fr", "en-fr-no-causal-mask", "en-fr-no-shift")
 EVERYDAY_TRIO = ("everyday-en-fr", "everyday-en-fr-no-causal-mask", "everyday-en-fr-no-shift")  # trained on a file
 
