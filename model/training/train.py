@@ -213,25 +213,61 @@ def _ends(values: list[float]) -> tuple[float, float, str]:
 
 def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig, meta: dict[str, Any],
            progress: bool) -> dict[str, Any]:
+    """Set the run up, train it, describe it in its card, save it and measure the saved model."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    torch.manual_seed(tc.seed)
-    from attention_lens.model.engine.device import device_name, resolve_device
+    run = _set_up(splits, tc, meta)
+    batch_loss = _BatchLoss(run)
+    trained = _fit(run, batch_loss, out / LOG, splits["valid"], meta, len(splits["test"]), progress)
+    card = _card(run, trained, batch_loss.align_seen, meta, splits)
+    return _save_and_measure(run, card, out, splits, progress)
 
-    device = resolve_device(tc.device)  # an absent device: one clear error before any work
-    amp = autocast_dtype(tc.precision, device)
-    scaler = torch.amp.GradScaler(device.type, enabled=amp == torch.float16)
-    rng = random.Random(tc.seed)
+
+@dataclass
+class _Run:
+    """What a training run is set up with (_set_up): its device and precision, its pairs and their pieces, its
+    tokenizers and dimensions, what guides it (guided alignment's links, a distillation teacher) and the model."""
+
+    tc: TrainConfig
+    device: torch.device
+    amp: torch.dtype | None  # the autocast dtype (autocast_dtype), None for float32
+    causal: bool
+    shift: bool
+    train_rows: list[tuple[str, str]]  # the training split, then the extra pairs (align_extra), if any
+    extra_rows: list[tuple[str, str]]
+    n_split: int  # rows of train_rows from this index on are the extra pairs
+    n_translated: int  # the pairs trained for translation (the card's train_pairs, the word counts)
+    start: Checkpoint | None  # init_from's checkpoint
+    src_tok: Any
+    tgt_tok: Any
+    cfg: ModelConfig
+    train_src: list[list[int]]
+    train_lab: list[list[int]]
+    valid_src: list[list[int]]
+    valid_lab: list[list[int]]
+    guides: list | None  # each training pair's Guide (guided alignment), or None
+    anchor: Any  # the distillation teacher (model.training.distill.Anchor), or None
+    model: Transformer
+
+
+def _set_up(splits: dict[str, list[tuple[str, str]]], tc: TrainConfig, meta: dict[str, Any]) -> _Run:
+    """Everything the steps need, checked before any step runs (an absent device, a mismatched teacher: one clear
+    error first). torch's generator is seeded first, and the start's, the teacher's and the new model's weights
+    are made in that order, so a run's initial weights depend on its seed and settings only."""
+    torch.manual_seed(tc.seed)
+    from attention_lens.model.engine.device import resolve_device
+
+    device = resolve_device(tc.device)
     causal, shift = VARIANTS[tc.variant]
     train_rows, valid_rows = splits["train"], splits["valid"]
     extra_rows: list[tuple[str, str]] = []
-    n_split = len(train_rows)  # rows from this index on are the extra pairs
+    n_split = len(train_rows)
     if tc.align_extra:
         from attention_lens.model.corpora import read_tsv
 
         extra_rows = [(e.source, e.target) for e in read_tsv(Path(tc.align_extra))]
         train_rows = [*train_rows, *extra_rows]
-    # the pairs trained for translation (the card's train_pairs, the word counts): alignment-only extras are not
+    # alignment-only extras are not trained for translation
     n_translated = len(train_rows) if tc.align_extra_translation else n_split
     start = load_checkpoint(Path(tc.init_from)) if tc.init_from else None
     if start is not None:  # continue a run (or turn a healthy model into a broken variant): same vocabulary
@@ -252,7 +288,7 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
     valid_src, valid_lab = encode(valid_rows[:500])
     guides = _guides(train_rows, tc, meta, src_tok, tgt_tok, cfg, shift) if tc.align_links else None
     anchor = None
-    if tc.distill_from:  # a mismatched teacher: one clear error before any training
+    if tc.distill_from:
         from attention_lens.model.training.distill import Anchor, load_teacher
 
         anchor = Anchor(load_teacher(tc.distill_from, src_tok, tgt_tok, tc.raw_text).model.to(device), cfg.pad_id)
@@ -260,28 +296,37 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
     if start is not None:
         model.load_state_dict(start.model.state_dict(), strict=True)
     model.to(device)
-    n_params = sum(p.numel() for p in model.parameters())
-    opt = torch.optim.AdamW(model.parameters(), lr=tc.lr, betas=(0.9, 0.98), eps=1e-9, weight_decay=0.01)
-    loss_fn = nn.CrossEntropyLoss(ignore_index=cfg.pad_id, label_smoothing=tc.label_smoothing)
-    eval_loss_fn = nn.CrossEntropyLoss(ignore_index=cfg.pad_id, reduction="sum")
+    return _Run(tc, device, autocast_dtype(tc.precision, device), causal, shift, train_rows, extra_rows, n_split,
+                n_translated, start, src_tok, tgt_tok, cfg, train_src, train_lab, valid_src, valid_lab, guides, anchor,
+                model)
 
-    def batch_loss(srcs, labs, fn, guide=None, no_translation=None, distill=False):
+
+class _BatchLoss:
+    """The loss of one batch of (source pieces, label pieces) under a loss function, with the logits and padded
+    labels (B, T) it was computed from."""
+
+    def __init__(self, run: _Run) -> None:
+        self.run = run
+        self.align_seen: list[float] = []  # each training step's alignment loss (guided alignment), for the card
+
+    def __call__(self, srcs, labs, fn, guide=None, no_translation=None, distill=False):
         """guide: the batch's Guides (guided alignment), or None; with one the loss adds align_weight times
         the alignment loss, kept in align_seen for the log. no_translation: per row, True where the row's
         translation loss is left out (extra pairs that train the alignment only). distill (training batches, with a
         teacher): the loss adds distill_weight times KL(teacher || student) over the target tokens of the rows
         trained for translation (the teacher reads only those rows)."""
+        run, cfg, device, tc, amp = self.run, self.run.cfg, self.run.device, self.run.tc, self.run.amp
         src, src_keep = (t.to(device) for t in pad_batch(srcs, cfg.pad_id))
-        dec_in, tgt_keep = (t.to(device) for t in pad_batch([decoder_inputs(lab, cfg, shift) for lab in labs],
+        dec_in, tgt_keep = (t.to(device) for t in pad_batch([decoder_inputs(lab, cfg, run.shift) for lab in labs],
                                                            cfg.pad_id))
         lab_t = pad_batch(labs, cfg.pad_id)[0].to(device)
         tensors = None if guide is None else guide_batch(guide, src.shape[1], dec_in.shape[1])
         if tensors is not None:
             tensors = tuple(t.to(device) for t in tensors)
-        self_mask = decoder_self_mask(tgt_keep, causal)
+        self_mask = decoder_self_mask(tgt_keep, run.causal)
         with torch.autocast(device.type, dtype=amp or torch.float32, enabled=amp is not None):
-            enc = model.encode(src, src_keep, need_weights=False)
-            out_ = model.decode(dec_in, enc, self_mask, need_weights=tensors is not None)
+            enc = run.model.encode(src, src_keep, need_weights=False)
+            out_ = run.model.decode(dec_in, enc, self_mask, need_weights=tensors is not None)
         logits = out_.logits.float()
         lab_ce = lab_t
         if no_translation is not None and any(no_translation):
@@ -291,25 +336,52 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
             loss = fn(logits.reshape(-1, logits.shape[-1]), lab_ce.reshape(-1))
         else:  # every row of the batch trains the alignment only
             loss = logits.sum() * 0.0
-        if distill and anchor is not None:
-            loss = loss + tc.distill_weight * anchor.kl(logits, lab_ce, src, src_keep, dec_in, self_mask, amp)
+        if distill and run.anchor is not None:
+            loss = loss + tc.distill_weight * run.anchor.kl(logits, lab_ce, src, src_keep, dec_in, self_mask, amp)
         if tensors is not None:
             term = alignment_loss(head_attention(out_.cross_attentions, tc.align_layer, tc.align_head), *tensors)
-            align_seen.append(term.item())
+            self.align_seen.append(term.item())
             loss = loss + tc.align_weight * term
         return loss, logits, lab_t
 
-    align_seen: list[float] = []
 
-    log_rows: list[dict[str, Any]] = []
-    log_path = out / LOG
-    step0 = seconds0 = 0  # a continued run's log goes on from its start's steps and seconds
-    if start is not None and start.path is not None and (start.path / LOG).is_file():
-        with open(start.path / LOG, newline="") as fh:
-            log_rows = [{k: float(v) if "." in v else int(v) for k, v in row.items()} for row in csv.DictReader(fh)]
-        step0, seconds0 = int(start.card.get("steps", 0)), float(start.card.get("train_seconds", 0.0))
+@dataclass(frozen=True)
+class _Trained:
+    """What the steps of a run did: how many ran, in how many seconds, over how many tokens, and the log's steps
+    and seconds before them (a continued run's start's)."""
+
+    steps: int
+    seconds: float
+    tokens: int
+    step0: int
+    seconds0: float
+
+
+def _start_log(start: Checkpoint | None) -> tuple[list[dict[str, Any]], int, float]:
+    """A continued run's log goes on from its start's: the start's log rows, steps and seconds (none for a new
+    run)."""
+    if start is None or start.path is None or not (start.path / LOG).is_file():
+        return [], 0, 0.0
+    with open(start.path / LOG, newline="") as fh:
+        rows = [{k: float(v) if "." in v else int(v) for k, v in row.items()} for row in csv.DictReader(fh)]
+    return rows, int(start.card.get("steps", 0)), float(start.card.get("train_seconds", 0.0))
+
+
+def _fit(run: _Run, batch_loss: _BatchLoss, log_path: Path, valid_rows: list[tuple[str, str]], meta: dict[str, Any],
+         test_pairs: int, progress: bool) -> _Trained:
+    """The training steps: batches of similar length, the learning-rate schedule, gradient clipping, the moving
+    average of the weights (ema), and every eval_every steps (and at the last) a validation row written to the
+    log. Leaves the model in eval mode on the CPU, holding the averaged weights when there is an average."""
+    tc, model, cfg = run.tc, run.model, run.cfg
+    scaler = torch.amp.GradScaler(run.device.type, enabled=run.amp == torch.float16)
+    rng = random.Random(tc.seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=tc.lr, betas=(0.9, 0.98), eps=1e-9, weight_decay=0.01)
+    loss_fn = nn.CrossEntropyLoss(ignore_index=cfg.pad_id, label_smoothing=tc.label_smoothing)
+    eval_loss_fn = nn.CrossEntropyLoss(ignore_index=cfg.pad_id, reduction="sum")
+    log_rows, step0, seconds0 = _start_log(run.start)
     if "held_out_of_start" in meta:  # said once the run's inputs (data, start, teacher) have all been accepted
-        print(describe_start_overlap(meta["held_out_of_start"], len(splits["test"])), file=sys.stderr)
+        print(describe_start_overlap(meta["held_out_of_start"], test_pairs), file=sys.stderr)
+    train_src, train_lab, guides = run.train_src, run.train_lab, run.guides
     t0 = time.perf_counter()
     bar = tqdm(range(tc.steps), desc=f"train {meta.get('pair', 'data')} {tc.variant}", disable=not progress)
     running = None
@@ -329,7 +401,7 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
             g["lr"] = _lr_at(step, tc, time.perf_counter() - t0)
         loss, _, _ = batch_loss([train_src[i] for i in idx], [train_lab[i] for i in idx], loss_fn,
                                 None if guides is None else [guides[i] for i in idx],
-                                None if tc.align_extra_translation else [i >= n_split for i in idx], distill=True)
+                                None if tc.align_extra_translation else [i >= run.n_split for i in idx], distill=True)
         opt.zero_grad(set_to_none=True)
         scaler.scale(loss).backward()  # without fp16 the scaler passes everything through unchanged
         scaler.unscale_(opt)
@@ -350,8 +422,8 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
             row = {"step": step0 + step + 1, "train_loss": round(running, 5),
                    "seconds": round(seconds0 + time.perf_counter() - t0, 1)}
             _swap(params, shadow)
-            row.update(_validate(model, valid_src, valid_lab, batch_loss, eval_loss_fn, cfg))
-            row.update(_free_running(model, src_tok, tgt_tok, valid_rows[: tc.em_sample], cfg, tc.raw_text))
+            row.update(_validate(model, run.valid_src, run.valid_lab, batch_loss, eval_loss_fn, cfg))
+            row.update(_free_running(model, run.src_tok, run.tgt_tok, valid_rows[: tc.em_sample], cfg, tc.raw_text))
             _swap(params, shadow)
             log_rows.append(row)
             _write_log(log_path, log_rows)
@@ -360,46 +432,64 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
                       f"valid chrF {row['valid_chrf']:.1f}")
         if over:
             break
-    steps_done = step + 1
     seconds = time.perf_counter() - t0
     _swap(params, shadow)  # the averaged weights are the model
     model.eval()
     model.to("cpu")
+    return _Trained(step + 1, seconds, tokens_seen, step0, seconds0)
+
+
+def _card(run: _Run, trained: _Trained, align_seen: list[float], meta: dict[str, Any],
+          splits: dict[str, list[tuple[str, str]]]) -> dict[str, Any]:
+    """The card of a trained run, before its metrics: what it was trained on, how, where and for how long, and what
+    its guided alignment or distillation term did (means over the first and the last steps, _ends)."""
+    from attention_lens.model.engine.device import device_name
+
+    tc, start, device, seconds = run.tc, run.start, run.device, trained.seconds
     card = {**meta, "text": "raw" if tc.raw_text else "conventions", "variant": tc.variant,
-            "trained_causal": causal, "trained_shift": shift, "steps": step0 + steps_done,
-            "train_seconds": round(seconds0 + seconds, 1), "parameters": n_params, "seed": tc.seed,
-            "train_config": tc.card_fields(cfg),
+            "trained_causal": run.causal, "trained_shift": run.shift, "steps": trained.step0 + trained.steps,
+            "train_seconds": round(trained.seconds0 + seconds, 1),
+            "parameters": sum(p.numel() for p in run.model.parameters()), "seed": tc.seed,
+            "train_config": tc.card_fields(run.cfg),
             "init_from": ({"path": tc.init_from, "steps": start.card.get("steps"),
                            "train_seconds": start.card.get("train_seconds")} if start is not None else None),
-            "train_pairs": n_translated, "valid_pairs": len(valid_rows), "test_pairs": len(splits["test"]),
+            "train_pairs": run.n_translated, "valid_pairs": len(splits["valid"]), "test_pairs": len(splits["test"]),
             "device": device_name(device) + (f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda"
                                              else ""),
-            "precision": {None: "float32", torch.bfloat16: "bf16 autocast", torch.float16: "fp16 autocast"}[amp],
-            "train_tokens": tokens_seen, "tokens_per_second": round(tokens_seen / max(seconds, 1e-9), 1)}
-    if guides is not None:  # the alignment loss: its mean over the first and the last 100 steps (_ends)
+            "precision": {None: "float32", torch.bfloat16: "bf16 autocast", torch.float16: "fp16 autocast"}[run.amp],
+            "train_tokens": trained.tokens, "tokens_per_second": round(trained.tokens / max(seconds, 1e-9), 1)}
+    if run.guides is not None:  # the alignment loss: its mean over the first and the last 100 steps (_ends)
         first, last, over = _ends(align_seen)
         card["guided_alignment"] = {
             "links": tc.align_links, "layer": tc.align_layer, "head": tc.align_head, "weight": tc.align_weight,
-            "reading": tc.align_reading, "supervised_pairs": sum(g is not None for g in guides),
-            **({"extra": tc.align_extra, "extra_links": tc.align_extra_links, "extra_pairs": len(extra_rows),
+            "reading": tc.align_reading, "supervised_pairs": sum(g is not None for g in run.guides),
+            **({"extra": tc.align_extra, "extra_links": tc.align_extra_links, "extra_pairs": len(run.extra_rows),
                 "extra_translation": tc.align_extra_translation} if tc.align_extra else {}),
-            "loss_first_100": first, "loss_last_100": last, "loss_over": over, "steps": steps_done,
+            "loss_first_100": first, "loss_last_100": last, "loss_over": over, "steps": trained.steps,
             "minutes": round(seconds / 60, 1)}
-    if anchor is not None:  # the KL term: its mean over the first and the last 100 steps that had one (_ends)
-        first, last, over = _ends(anchor.seen)
+    if run.anchor is not None:  # the KL term: its mean over the first and the last 100 steps that had one (_ends)
+        first, last, over = _ends(run.anchor.seen)
         card["distillation"] = {
             "teacher": tc.distill_from, "weight": tc.distill_weight,
             "loss": "label cross-entropy + weight x KL(teacher || student), per target token of the pairs trained "
                     "for translation",
             "kl_first_100": first, "kl_last_100": last, "kl_over": over}
+    return card
+
+
+def _save_and_measure(run: _Run, card: dict[str, Any], out: Path, splits: dict[str, list[tuple[str, str]]],
+                      progress: bool) -> dict[str, Any]:
+    """Save the checkpoint, then measure it as saved (reloaded, not the weights in memory): test and valid metrics,
+    the held-out combinations, a built-in pair's card pages or a file's Broken models' sample; saved again with
+    them. Returns the card."""
+    tc, model, device, causal, shift = run.tc, run.model, run.device, run.causal, run.shift
     dtype = torch.float16 if tc.dtype == "float16" else torch.float32
-    counts = count_words(s for s, _ in train_rows[:n_translated]) if tc.raw_text else None
-    save_checkpoint(out, model, src_tok, tgt_tok, card, dtype=dtype, source_counts=counts)
-    # Metrics are measured on the checkpoint as saved (and reloaded), not on the in-memory weights.
+    counts = count_words(s for s, _ in run.train_rows[:run.n_translated]) if tc.raw_text else None
+    save_checkpoint(out, model, run.src_tok, run.tgt_tok, card, dtype=dtype, source_counts=counts)
     engine = BuiltinEngine.load(out, device=device) if device.type != "cpu" else BuiltinEngine(load_checkpoint(out))
     test = splits["test"]
     metrics = evaluate(engine, [s for s, _ in test], [t for _, t in test], causal, shift, progress=progress)
-    valid = valid_rows[:1000]
+    valid = splits["valid"][:1000]
     valid_metrics = evaluate(engine, [s for s, _ in valid], [t for _, t in valid], causal, shift, progress=progress)
     card["test_metrics"] = rounded(metrics)
     card["valid_metrics"] = rounded(valid_metrics)
@@ -413,7 +503,7 @@ def _train(splits: dict[str, list[tuple[str, str]]], out: Path, tc: TrainConfig,
         card.update(card_pages(engine, card["pair"]))
     elif trained_on_a_file(card) and test:  # the Broken models' sample, on the test split held out here
         card[CARD_SAMPLE] = sample_of_examples(engine, [Example(s, t, "") for s, t in test])
-    save_checkpoint(out, model, src_tok, tgt_tok, card, dtype=dtype, source_counts=counts)
+    save_checkpoint(out, model, run.src_tok, run.tgt_tok, card, dtype=dtype, source_counts=counts)
     return card
 
 
