@@ -95,7 +95,7 @@ def _pick(widget_key: str, shared_key: str) -> None:
 def present_menu(container, model_key: str) -> None:
     """Presenter mode hides the sidebar: its model and decoding mode, in a popover on the page instead (their
     own keys, copied into the sidebar's widgets' keys by callbacks, which run before the sidebar is drawn)."""
-    from attention_lens.app import registry  # the model list; explore_controls is otherwise free of it
+    from attention_lens.app import registry  # the model list; this module is otherwise free of it
 
     keys = list(dict.fromkeys([model_key, *(e.key for e in registry.entries())]))
     titles = {e.key: e.title for e in registry.entries()}
