@@ -156,7 +156,7 @@ def timed(fn, device: str, repeat: int) -> float:
 
 def timings(name: str, spec: dict, device: str, pairs: int, head_pairs: int, repeat: int) -> dict:
     from attention_lens.model.analysis.ablation import rank_heads
-    from attention_lens.model.analysis.alignment.aligned import align_corpus
+    from attention_lens.model.analysis.alignment import align_corpus
     from attention_lens.model.corpora.example import Example
     from attention_lens.model.engine import DecodeOptions
 
