@@ -9,7 +9,7 @@
   audio=None, **options)` -> `Trace` (options: those of `attention-lens trace`, as keywords; audio: a speech
   model's clip, a path or (samples, rate)); `Model.trace_file(data, out)`;
   `load_trace(path)` reads a saved Trace.
-- `show(trace, kind=, layer=, head=, step=, view=, reading=)` -> `View`: a self-contained HTML view
+- `show(trace, kind=, layer=, head=, step=, view=, reading=, audio=)` -> `View`: a self-contained HTML view
   (Jupyter draws it; `.save("view.html")`).
 - The figures of the app, as plotly figures: `attention_figure(trace, kind, view, step, layer, head)`, `heatmap`,
   `grid`, `at_step`, `side_figure` and `difference_figure` (Compare), `share_bar` (source vs prefix),
