@@ -7,6 +7,7 @@ into the venv with `pip install -e .`, so `app` and `model` import from anywhere
 - `screens/`: the five pages (Explore, Leakage lab, Alignment, Heads, Compare) and their panels, layout only;
 - `render/`: figure builders (arrays and tokens in, figures or markup out; only `render.preload` calls Streamlit);
 - `exports`: PNG / SVG / HTML / CSV / JSON / NPZ bytes of one trace;
+- `uploads`: an uploaded file of sentence pairs read and checked (size, encoding, columns), said in one line;
 - `timing_files`: clips with gold word timings for a speech model's head ranking (the shipped test clips or an
   upload): an upload's problem said in one line, the files written as the ranking reads them;
 - `nonfinite`: where a run first holds NaN or infinity (a diverged model), said in one line;

@@ -6,6 +6,7 @@ leaves them out with the browser, slow, nginx and benchmark tests."""
 from __future__ import annotations
 
 import os
+import sys
 import types
 from pathlib import Path
 
@@ -56,6 +57,20 @@ def tiny_engine(tiny_ckpt):
     from attention_lens.model.builtin.engine import BuiltinEngine
 
     return BuiltinEngine.load(tiny_ckpt)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """A test that named its own model folders (LENS_MODEL_DIRS, set for its duration) is flagged while that is
+    still set, so that the fixture below empties Streamlit's caches after it: engines and traces are cached by
+    model name, and the next test's folder of the same name may hold another model."""
+    try:
+        return (yield)
+    finally:
+        if os.environ.get("LENS_MODEL_DIRS") and "streamlit" in sys.modules:
+            from tests.fixtures import apptest
+
+            apptest.TEST_FOLDERS_OPENED[0] = True
 
 
 @pytest.fixture(autouse=True)
