@@ -145,10 +145,12 @@ class Model:
         return str(find_named(source) or source)
 
     def word_timings(self, trace: Trace | None = None, alignment_heads: Iterable[tuple[int, int]] | None = None, *,
-                     audio: Any = None, target: str | None = None) -> list[Any]:
+                     audio: Any = None, target: str | None = None, token_rows: str = "reading") -> list[Any]:
         """A speech model's words with their DTW start and end (s), Whisper's recipe over `alignment_heads`
         ((layer, head) pairs, 0-based; default: the model folder's generation_config.json), read off `trace` or
         off a run of `audio` (a path, bytes or (samples, rate); teacher-forced when `target` is given).
+        token_rows: "reading" (transformers' rule: the row that reads a token times it) or "predicting"
+        (openai/whisper's: the row that predicts it).
         model.analysis.timing.trace_times.word_timings; a list of WordTiming(word, start, end, first, last).
 
         >>> whisper = load("checkpoints/spoken-grammar")
@@ -166,18 +168,19 @@ class Model:
             read_generation_config(self.folder()).get("alignment_heads")
         if not heads:
             raise ValueError("give alignment_heads=[(layer, head), ...]: the model's generation config has none")
-        return word_timings(trace, [tuple(h) for h in heads])
+        return word_timings(trace, [tuple(h) for h in heads], token_rows=token_rows)
 
     def rank_alignment_heads(self, audio_data: str | Path, timings: str | Path | None = None, *,
                              alignment_heads: Iterable[tuple[int, int]] | None = None,
                              select_on: str | Path | None = None, shard: str | None = None,
                              generation_config: str | Path | None = None, batch_size: int = 2,
-                             progress: bool = False) -> dict[str, Any]:
+                             progress: bool = False, token_rows: str = "reading") -> dict[str, Any]:
         """`attention-lens align --audio-data LIST --timings GOLD --json`: every cross-attention head of a speech
         model ranked as a word timer against gold timings (CTM, a folder of TextGrids, or the list's third column),
         the best set chosen greedily (on `select_on`, else the list's first half) or `alignment_heads` scored; the
         report as a dict (`heads` best first, `alignment_heads`, `clips` worst first, `breakdown`).
-        generation_config: also write the model's generation_config.json with those alignment_heads there."""
+        generation_config: also write the model's generation_config.json with those alignment_heads there.
+        token_rows: which decoder row times a token, "reading" (transformers') or "predicting" (openai/whisper's)."""
         from attention_lens.model.analysis.timing.config import write_generation_config
         from attention_lens.model.analysis.timing.run import rank_clips
         from attention_lens.model.engine.stream import Shard
@@ -185,7 +188,7 @@ class Model:
         heads = [tuple(h) for h in alignment_heads] if alignment_heads is not None else None
         report = rank_clips(self.engine, str(audio_data), None if timings is None else str(timings), heads=heads,
                             select_on=None if select_on is None else str(select_on), shard=Shard.parse(shard),
-                            batch_size=batch_size, progress=progress)
+                            batch_size=batch_size, progress=progress, token_rows=token_rows)
         if generation_config is not None:
             write_generation_config(self.folder(), report["alignment_heads"], str(generation_config))
         return report

@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     options = DecodeOptions(language=args.language, task=args.task)
     result = rank_clips(engine, args.audio_data, args.timings, heads=heads, select_on=args.select_on, shard=shard,
                         batch_size=args.batch_size or 2, options=options, progress=not args.quiet,
-                        model_name=args.model)
+                        model_name=args.model, token_rows=args.token_rows)
     if args.generation_config:
         write_generation_config(args.model, result["alignment_heads"], args.generation_config)
         print(f"wrote {args.generation_config}: alignment_heads {json.dumps(result['alignment_heads'])}",
@@ -92,6 +92,10 @@ def add_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--alignment-heads", metavar="L:H,L:H",
                    help="score this head set (0-based layer:head, as generation_config.alignment_heads) instead of "
                         "choosing one (greedily, on --select-on or else the list's first half)")
+    g.add_argument("--token-rows", choices=("reading", "predicting"), default="reading",
+                   help="which decoder row times a token: the row that reads it (transformers' "
+                        "return_token_timestamps, what a written alignment_heads is used with; the default) or the "
+                        "row that predicts it, one earlier (openai/whisper's find_alignment)")
     g.add_argument("--generation-config", metavar="OUT.json",
                    help="write the model's generation_config.json with alignment_heads set to the reported set")
     if "--language" not in p._option_string_actions:  # the model options may already have the speech prompt's

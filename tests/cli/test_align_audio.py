@@ -104,3 +104,18 @@ def test_shards_choosing_on_a_selection_list_merge_into_the_whole_run(data, caps
     merged = run_json(capsys, "merge", *map(str, paths))
     for key in ("n_words", "median_start_error_ms", "within_100ms", "heads", "mean_of_heads", "clips"):
         assert merged[key] == whole[key], key
+
+
+@pytest.mark.slow
+def test_shards_timed_by_different_rows_are_not_added_up(data, capsys, tmp_path):
+    root, folder = data
+    argv = ["align", "--model", str(folder), "--audio-data", str(root / "list.tsv"), "--timings",
+            str(root / "gold.ctm"), "--alignment-heads", "1:0,0:3", "--json", "--quiet"]
+    paths = []
+    for k, rows in ((1, "reading"), (2, "predicting")):
+        part = run_json(capsys, *argv, "--shard", f"{k}/2", "--token-rows", rows)
+        assert part["merge"]["token_rows"] == rows
+        paths.append(tmp_path / f"s{k}.json")
+        paths[-1].write_text(json.dumps(part))
+    assert main(["merge", *map(str, paths)]) == 2
+    assert "timed tokens by different rows (--token-rows)" in capsys.readouterr().err

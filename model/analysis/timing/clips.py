@@ -10,8 +10,9 @@ frequencies over the list are counted (the breakdown's bands). A clip's timings 
 the clip is read.
 
 `clip_attention`: a batch of clips through a speech engine's teacher-forced pass (the contract's
-`audio_source` and `cross_attention_batch`): the rows that read the transcript's tokens (the prompt's rows left
-out, as transformers does) over the clip's own encoder frames (the log-mel frames the clip covers, halved, as
+`audio_source` and `cross_attention_batch`): for each transcript token one decoder row (`TOKEN_ROWS`: the row that
+reads it, as transformers times tokens, or the row that predicts it, one earlier, as openai/whisper's
+`find_alignment` does), over the clip's own encoder frames (the log-mel frames the clip covers, halved, as
 transformers' `num_frames // 2`).
 """
 
@@ -154,9 +155,21 @@ def count_clips(path: str, timings: Timings) -> int:
     return sum(1 for _ in read_clip_list(path, timings))
 
 
-def clip_attention(engine: Any, lines: Sequence[ClipLine], options: Any, frequencies: Counter | None = None
-                   ) -> list[ClipAttention]:
+TOKEN_ROWS = ("reading", "predicting")  # which decoder row times a token: the one that reads it, or predicts it
+
+
+def token_row_start(n_prefix: int, token_rows: str) -> int:
+    """The decoder row of the transcript's first token: after the start token and the prompt's `n_prefix` tokens
+    the row that reads it, or the one before, whose output predicts it."""
+    if token_rows not in TOKEN_ROWS:
+        raise ValueError(f"token rows are {' or '.join(TOKEN_ROWS)}, not {token_rows!r}")
+    return 1 + n_prefix if token_rows == "reading" else n_prefix
+
+
+def clip_attention(engine: Any, lines: Sequence[ClipLine], options: Any, frequencies: Counter | None = None,
+                   token_rows: str = "reading") -> list[ClipAttention]:
     """A batch of clips through the engine's teacher-forced pass (module docstring)."""
+    token_row_start(0, token_rows)  # a wrong name is refused before any clip runs
     options = replace(options, mode="teacher_forced")
     srcs, labels, axes = [], [], []
     for line in lines:
@@ -173,7 +186,8 @@ def clip_attention(engine: Any, lines: Sequence[ClipLine], options: Any, frequen
     for line, label, (n_prefix, frames, duration, frame_s), cross in zip(lines, labels, axes, crosses, strict=True):
         tokens = [engine.piece(i) for i in label[n_prefix:]]  # the transcript's tokens, <|endoftext|> last
         words = match(tokens, line.gold, f"{line.name} (line {line.number})")
-        rows = cross[:, :, 1 + n_prefix:, :frames]  # rows reading transcript tokens; the clip's frames
+        start, count = token_row_start(n_prefix, token_rows), cross.shape[2] - 1 - n_prefix
+        rows = cross[:, :, start:start + count, :frames]  # one row a transcript token; the clip's frames
         out.append(ClipAttention(line.number, line.name, rows.astype("float32", copy=False), tuple(words),
                                  line.gold, duration,
                                  tuple(frequencies[w.key] for w in words) if frequencies is not None else (),

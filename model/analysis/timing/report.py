@@ -65,6 +65,8 @@ def merge_reports(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
     shapes = {(t["layers"], t["heads"]) for t in tags}
     if len(shapes) != 1:
         raise ValueError("the shards come from models of different sizes")
+    if len({t.get("token_rows", "reading") for t in tags}) != 1:
+        raise ValueError("the shards timed tokens by different rows (--token-rows); give every shard the same one")
     sets = {tuple(map(tuple, p["alignment_heads"])) for p in parts}
     if len(sets) != 1:
         raise ValueError("the shards scored different head sets; give every shard the same --alignment-heads or "

@@ -22,6 +22,7 @@ from attention_lens.model.analysis.timing.clips import (
     count_clips,
     read_clip_list,
     survey,
+    token_row_start,
 )
 from attention_lens.model.analysis.timing.dtw import FILTER_WIDTH
 from attention_lens.model.analysis.timing.rank import ClipAttention, Head, Ranking, choose_heads
@@ -68,13 +69,15 @@ def _bar(total: int, desc: str, progress: bool) -> Any:
 
 def rank_clips(engine: Any, audio_data: str, timings: str | None = None, *, heads: Sequence[Head] | None = None,
                select_on: str | None = None, shard: Shard = Shard(), batch_size: int = BATCH, options: Any = None,
-               width: int = FILTER_WIDTH, progress: bool = False, model_name: str | None = None) -> dict[str, Any]:
+               width: int = FILTER_WIDTH, progress: bool = False, model_name: str | None = None,
+               token_rows: str = "reading") -> dict[str, Any]:
     """The report (model.analysis.timing.report) of a timing run over `audio_data` (module docstring)."""
     from attention_lens.model.engine.options import DecodeOptions
 
     if engine.source_kind != "audio":
         raise ModelInputError(f"{engine.name} reads text: --audio-data needs a speech model (a Whisper folder)")
     options = options or DecodeOptions()
+    token_row_start(0, token_rows)  # a wrong name is refused before any clip runs
     layers, n_heads = engine.n_decoder_layers, engine.n_heads
     given = [tuple(h) for h in heads] if heads else None
     if given:
@@ -88,7 +91,7 @@ def rank_clips(engine: Any, audio_data: str, timings: str | None = None, *, head
     def attention(lines: Iterable[ClipLine], total: int, desc: str) -> Iterator[list[ClipAttention]]:
         with _bar(total, desc, progress) as bar:
             for batch in _batched(lines, batch_size):
-                yield clip_attention(engine, batch, options, frequencies)
+                yield clip_attention(engine, batch, options, frequencies, token_rows)
                 bar.update(len(batch))
 
     steps: list[dict[str, Any]] = []
@@ -119,6 +122,6 @@ def rank_clips(engine: Any, audio_data: str, timings: str | None = None, *, head
         ranking.add(batch)
     selection["reported_on"] = len(ranking.clips)
     merge = {"model": model_name or engine.name, "shard": str(shard), "timings": os.path.basename(timings or "")
-             or "the list's third column", "median_filter_width": width}
+             or "the list's third column", "median_filter_width": width, "token_rows": token_rows}
     return report(ranking, selection, merge)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+from attention_lens.model.analysis.timing.clips import token_row_start
 from attention_lens.model.analysis.timing.dtw import FILTER_WIDTH, token_times
 from attention_lens.model.analysis.timing.words import is_special, token_words
 
@@ -45,25 +46,28 @@ def clip_frames(trace: Trace) -> int:
     return int(trace.source["mel"].shape[1]) // 2
 
 
-def trace_rows(trace: Trace) -> tuple[np.ndarray, tuple[str, ...]]:
-    """((L, H, R, F) the cross-attention rows that read the run's tokens after the prompt, over the clip's frames;
-    those R + 1 tokens)."""
+def trace_rows(trace: Trace, token_rows: str = "reading") -> tuple[np.ndarray, tuple[str, ...]]:
+    """((L, H, R, F) the cross-attention rows of the run's tokens after the prompt, over the clip's frames; those
+    R + 1 tokens). `token_rows`: the rows that read them (transformers' rule) or the rows that predict them, one
+    earlier (openai/whisper's)."""
     n = prompt_length(trace)
     frames = min(clip_frames(trace), trace.cross_attention.shape[-1])
-    return trace.cross_attention[:, :, 1 + n:, :frames], tuple(trace.target_tokens[n:])
+    start, count = token_row_start(n, token_rows), trace.cross_attention.shape[2] - 1 - n
+    return trace.cross_attention[:, :, start:start + count, :frames], tuple(trace.target_tokens[n:])
 
 
-def trace_token_times(trace: Trace, heads: Sequence[tuple[int, int]], width: int = FILTER_WIDTH
-                      ) -> tuple[tuple[str, ...], np.ndarray]:
+def trace_token_times(trace: Trace, heads: Sequence[tuple[int, int]], width: int = FILTER_WIDTH,
+                      token_rows: str = "reading") -> tuple[tuple[str, ...], np.ndarray]:
     """(the run's tokens after the prompt, their DTW times in seconds) for a head set ((layer, head), 0-based)."""
-    rows, tokens = trace_rows(trace)
+    rows, tokens = trace_rows(trace, token_rows)
     times = token_times(rows, heads, width, float(trace.source["frame_s"]))
     return tokens, times[:len(tokens)]
 
 
-def word_timings(trace: Trace, heads: Sequence[tuple[int, int]], width: int = FILTER_WIDTH) -> list[WordTiming]:
+def word_timings(trace: Trace, heads: Sequence[tuple[int, int]], width: int = FILTER_WIDTH,
+                 token_rows: str = "reading") -> list[WordTiming]:
     """Each word of the run's text with its DTW start and end (module docstring)."""
-    tokens, times = trace_token_times(trace, heads, width)
+    tokens, times = trace_token_times(trace, heads, width, token_rows)
     words = token_words(tokens)
     out = []
     for k, w in enumerate(words):
