@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from harness.browser import CHROMIUM, IDLE, launch
-from harness.server import app_env, served
 
 pytestmark = [
     pytest.mark.browser,
@@ -44,16 +43,15 @@ WATCH = """() => { window.lensSpinners = [];
 RANKING = "Switching every head off in turn"  # the ranking's spinner (app/services.py head_ranking)
 
 
-def test_the_heads_ranking_spinner_has_no_line_beside_it():
-    """On a server of its own: its cache is cold, so the ranking is computed and its spinner shown whatever other
-    tests ranked on the shared server (under load the shared one once held it already: no spinner in 300 s)."""
+def test_the_heads_ranking_spinner_has_no_line_beside_it(shipped_server):
     from playwright.sync_api import sync_playwright
 
-    with served(app_env(LENS_DEFAULT_MODEL="en-fr", LENS_WARMUP="0")) as (shipped_server, _), sync_playwright() as p:
+    with sync_playwright() as p:
         browser = launch(p)
         try:
             page = browser.new_page(viewport={"width": 1366, "height": 768})
-            # a cold cache: the ranking is computed and its spinner shown (Streamlit shows it after 0.5 s)
+            # 200 test pairs: no other test ranks so many on this server, so the ranking is computed (not cached)
+            # and its spinner is shown (Streamlit shows a cached function's spinner after 0.5 s)
             page.goto(shipped_server + "/Heads?model=en-fr&data=test&n=200")
             page.locator(".st-key-heads_rank button").wait_for(timeout=120_000)
             page.locator(IDLE).wait_for(timeout=60_000)
